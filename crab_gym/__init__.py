@@ -1,0 +1,7 @@
+"""crab_gym: real-world planning problems and a real desktop as Gymnasium environments."""
+
+from crab_gym.envs.registration import register_envs
+
+__version__ = "0.1.0"
+
+register_envs()

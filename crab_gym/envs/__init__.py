@@ -1,0 +1,1 @@
+"""Gymnasium environments: the CrabEnv base, REALM problems and the desktop."""

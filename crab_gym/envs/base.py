@@ -1,0 +1,215 @@
+"""CrabEnv: the Gymnasium base class of every env in the suite.
+
+It owns what every env must do the same way, so that each problem only writes its state:
+
+* the action space derived from the env's :class:`~crab_gym.core.action.Action` objects, and
+  ``step`` accepting either a space element (RL) or a tool call dict (LLM agents);
+* validation: an invalid action (malformed, out of range, masked) leaves the state unchanged
+  and says why in ``info`` -- never an exception, never silent corruption;
+* reward = ``progress_weight`` x rise of the evaluator graph's completeness, plus at the end
+  ``optimality_weight`` x the optimality ratio (defaults 0.5/0.5: a return in [0, 1]);
+* ``info`` with a fixed key set and no wall-clock values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import gymnasium as gym
+import networkx as nx
+import numpy as np
+
+from crab_gym.core.action import Action, ActionArgumentError
+from crab_gym.core.graph import GraphEvaluator
+from crab_gym.core.spaces import ActionCodec, split_tool_call
+
+#: Keys present in every ``info`` dict a CrabEnv returns (plus the subclass's extra keys).
+INFO_KEYS = ("action", "valid", "error", "completeness", "sub_goals_passed", "metrics", "solution")
+
+
+class CrabEnv(gym.Env):
+    """Base class: a task's actions, evaluator graph and reward, as a Gymnasium env.
+
+    Args:
+        actions: the env's actions; their schemas define the action space.
+        render_mode: one of ``metadata["render_modes"]`` or None.
+        invalid_action_penalty: subtracted from the reward of an invalid action.
+        progress_weight: weight of the rise in sub-goal completeness (sums to <= 1 per episode).
+        optimality_weight: weight of the terminal optimality ratio in [0, 1].
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        actions: Sequence[Action],
+        *,
+        render_mode: str | None = None,
+        invalid_action_penalty: float = 0.0,
+        progress_weight: float = 0.5,
+        optimality_weight: float = 0.5,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} is not supported; choose one of {self.metadata['render_modes']}"
+            )
+        self.render_mode = render_mode
+        self.codec = ActionCodec(actions)
+        self.actions: dict[str, Action] = {a.name: a for a in actions}
+        self.action_space = self.codec.space
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.progress_weight = float(progress_weight)
+        self.optimality_weight = float(optimality_weight)
+        self.graph: GraphEvaluator | None = None
+        self._terminated = False
+        self._episode_steps = 0
+
+    # ================================================================== hooks
+    def _reset_state(self, options: dict[str, Any] | None) -> None:
+        """Put the problem into its initial state (``self.np_random`` is seeded)."""
+        raise NotImplementedError
+
+    def _build_graph(self) -> nx.DiGraph:
+        """The sub-goal DAG of closed evaluators over this env, built each reset."""
+        raise NotImplementedError
+
+    def _get_obs(self) -> Any:
+        """The observation of the current state (fresh arrays, never reused buffers)."""
+        raise NotImplementedError
+
+    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
+        """Return why a validated call is illegal now (e.g. masked), or None. Must not mutate."""
+        return None
+
+    def _is_terminated(self) -> bool:
+        """True when the episode is over (plan complete, or no legal move is left)."""
+        raise NotImplementedError
+
+    def _optimality(self) -> float:
+        """Terminal score in [0, 1]: ``reference_cost / agent_cost``, 0 if infeasible."""
+        return 0.0
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, solution)`` reported in ``info`` at the end of an episode."""
+        return {}, {}
+
+    def _action_mask(self) -> np.ndarray:
+        """Legal finite choices, aligned with ``self.codec``'s flat index."""
+        return np.ones(self.codec.n_flat, dtype=bool)
+
+    def _extra_info(self) -> dict[str, Any]:
+        """Extra ``info`` entries; the key set must be the same on every call."""
+        return {}
+
+    def _progress_may_change(self, name: str, args: dict[str, Any]) -> bool:
+        """Whether this action may pass a sub-goal (False skips the graph check: a speed hook)."""
+        return True
+
+    # ================================================================== API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self._reset_state(options)
+        self._terminated = False
+        self._episode_steps = 0
+        self.graph = GraphEvaluator(self._build_graph())
+        self.graph.step(self)  # sub-goals already true at the start count from the start
+        return self._get_obs(), self._info(None, True, "", [], {}, {})
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        if self.graph is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        call: dict[str, Any] | None = None
+        try:
+            call, act, values = self.parse_action(action)
+            if self._terminated:
+                raise ActionArgumentError(act.name, None, "the episode is over; call reset()")
+            reason = self._check_action(act.name, values)
+            if reason:
+                raise ActionArgumentError(act.name, None, reason)
+        except ActionArgumentError as exc:
+            return self._invalid(call, str(exc))
+        try:
+            act.run_validated(values, env=self)
+        except ActionArgumentError as exc:  # entries may reject *before* mutating anything
+            return self._invalid(call, str(exc))
+        return self._after_action(call, act.name, values)
+
+    def parse_action(self, action: Any) -> tuple[dict[str, Any], Action, dict[str, Any]]:
+        """Space element or tool call -> (tool call, Action, validated values). Raises
+        :class:`ActionArgumentError` with the reason when malformed or out of range."""
+        is_element = self.codec.single and self.codec.space.contains(action)
+        if isinstance(action, Mapping) and "name" in action and not is_element:
+            name, arguments = split_tool_call(action)
+            call = {"name": name, "arguments": arguments}
+        else:
+            call = self.codec.decode(action)
+        act = self.codec.action(call["name"])
+        values = act.validate(call["arguments"])
+        return {"name": act.name, "arguments": act.to_json_arguments(values)}, act, values
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask over the finite choices (``codec.flat_to_call`` order); all False at the end."""
+        if self._terminated:
+            return np.zeros(self.codec.n_flat, dtype=bool)
+        return np.asarray(self._action_mask(), dtype=bool)
+
+    def tools(self, fmt: Literal["openai", "anthropic"] = "openai") -> list[dict[str, Any]]:
+        """The env's actions as tool definitions for an LLM API."""
+        return [a.to_tool(fmt) for a in self.actions.values()]
+
+    @property
+    def completeness(self) -> float:
+        """Share of sub-goals passed so far."""
+        return self.graph.completeness if self.graph is not None else 0.0
+
+    # ================================================================== internals
+    def _after_action(self, call: dict[str, Any] | None, name: str, values: dict[str, Any]) -> tuple:
+        """Reward, termination and info after a *valid* action has changed the state."""
+        self._episode_steps += 1
+        reward = 0.0
+        passed: list[str] = []
+        metrics: dict[str, Any] = {}
+        solution: dict[str, Any] = {}
+        terminated = self._is_terminated()
+        if terminated or self._progress_may_change(name, values):
+            before = self.graph.completeness
+            passed = [node.name for node in self.graph.step(self)]
+            reward += self.progress_weight * (self.graph.completeness - before)
+        if terminated:
+            self._terminated = True
+            reward += self.optimality_weight * float(self._optimality())
+            metrics, solution = self._final_info()
+        return self._get_obs(), float(reward), terminated, False, self._info(
+            call, True, "", passed, metrics, solution
+        )
+
+    def _invalid(self, call: dict[str, Any] | None, reason: str) -> tuple:
+        return (
+            self._get_obs(),
+            0.0 - self.invalid_action_penalty,
+            self._terminated,
+            False,
+            self._info(call, False, reason, [], {}, {}),
+        )
+
+    def _info(
+        self,
+        call: dict[str, Any] | None,
+        valid: bool,
+        error: str,
+        passed: list[str],
+        metrics: dict[str, Any],
+        solution: dict[str, Any],
+    ) -> dict[str, Any]:
+        info = {
+            "action": call,
+            "valid": valid,
+            "error": error,
+            "completeness": self.graph.completeness if self.graph is not None else 0.0,
+            "sub_goals_passed": passed,
+            "metrics": metrics,
+            "solution": solution,
+        }
+        info.update(self._extra_info())
+        return info

@@ -1,0 +1,46 @@
+"""Registration of the suite's env ids with Gymnasium (string entry points: lazy imports).
+
+``import crab_gym`` registers every id; ``gym.make("crab_gym:Realm-P11-v0")`` imports the
+package first, so it works without an explicit import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvSpecEntry:
+    """One id of the suite."""
+
+    id: str
+    entry_point: str
+    max_episode_steps: int | None = None
+    nondeterministic: bool = False
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+#: Every env id crab_gym provides.
+ENV_SPECS: tuple[EnvSpecEntry, ...] = ()
+
+
+def register_envs() -> None:
+    """Register every id in :data:`ENV_SPECS` (idempotent)."""
+    for spec in ENV_SPECS:
+        if spec.id in gym.registry:
+            continue
+        gym.register(
+            id=spec.id,
+            entry_point=spec.entry_point,
+            max_episode_steps=spec.max_episode_steps,
+            nondeterministic=spec.nondeterministic,
+            kwargs=dict(spec.kwargs),
+        )
+
+
+def env_ids() -> list[str]:
+    """The ids registered by crab_gym."""
+    return [spec.id for spec in ENV_SPECS]
