@@ -265,7 +265,11 @@ class Action:
             except ValidationError as exc:
                 raise ActionArgumentError(self.name, key, str(exc.errors()[0]["msg"])) from None
         remaining = {k: (f.annotation, f) for k, f in fields.items() if k not in bound}
-        return _Bound(self, bound, make_parameters_model(self.name, remaining))
+        return self._make_bound(bound, make_parameters_model(self.name, remaining))
+
+    def _make_bound(self, bound: dict[str, Any], model: type[BaseModel]) -> Action:
+        """The class-appropriate bound copy (evaluators stay evaluators)."""
+        return _Bound(self, bound, model)
 
     def __rshift__(self, other: Action) -> Action:
         """``a >> b``: feed a's return value into b's single remaining required parameter."""

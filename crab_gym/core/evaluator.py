@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crab_gym.core.action import Action, _Composite, _merge_fields
+from pydantic import BaseModel
+
+from crab_gym.core.action import Action, _Bound, _Composite, _merge_fields
 
 
 class Evaluator(Action):
@@ -34,6 +36,20 @@ class Evaluator(Action):
 
     def __invert__(self) -> Evaluator:
         return _Not(self)
+
+    def _make_bound(self, bound: dict[str, Any], model: type[BaseModel]) -> Evaluator:
+        return _BoundEvaluator(self, bound, model)
+
+
+class _BoundEvaluator(_Bound, Evaluator):
+    """An evaluator with some parameters fixed (e.g. ready for a graph)."""
+
+    def __init__(self, base: Evaluator, bound: dict[str, Any], model: type[BaseModel]) -> None:
+        _Bound.__init__(self, base, bound, model)
+        self.require_submit = base.require_submit
+
+    def _invoke(self, values: dict[str, Any], kept: Mapping[str, Any]) -> bool:
+        return bool(self._run(values, kept))
 
 
 class _CompositeEvaluator(_Composite, Evaluator):

@@ -341,10 +341,14 @@ class ActionCodec:
         missing = [k for k in codec.fields if k not in inner]
         if missing:
             raise ActionArgumentError(name, missing[0], "is missing from the action element")
-        try:
-            arguments = codec.from_space(inner)
-        except (ValueError, IndexError, TypeError) as exc:
-            raise ActionArgumentError(name, None, f"malformed action element: {exc}") from None
+        arguments: dict[str, Any] = {}
+        for pname, field_codec in codec.fields.items():
+            try:
+                arguments[pname] = field_codec.from_space(inner[pname])
+            except (ValueError, IndexError, TypeError, KeyError) as exc:
+                raise ActionArgumentError(
+                    name, pname, f"malformed value {inner[pname]!r} in the action element ({exc})"
+                ) from None
         return {"name": name, "arguments": arguments}
 
     # ------------------------------------------------------------------ finite choices
