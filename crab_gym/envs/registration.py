@@ -24,7 +24,19 @@ class EnvSpecEntry:
 
 
 #: Every env id crab_gym provides.
-ENV_SPECS: tuple[EnvSpecEntry, ...] = ()
+ENV_SPECS: tuple[EnvSpecEntry, ...] = (
+    EnvSpecEntry("Realm-P1-v0", "crab_gym.envs.realm.p1_campus_tour:CampusTourEnv"),
+    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.p2_group_tours:GroupToursEnv"),
+    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.p3_ridesharing:RideSharingEnv"),
+    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.p4_disruptions:RideSharingDisruptionEnv"),
+    EnvSpecEntry("Realm-P11-v0", "crab_gym.envs.realm.p11_jssp:JobShopEnv"),
+    EnvSpecEntry(
+        "CrabDesktop-v0",
+        "crab_gym.envs.desktop.env:CrabDesktopEnv",
+        max_episode_steps=200,
+        nondeterministic=True,
+    ),
+)
 
 
 def register_envs() -> None:
