@@ -64,8 +64,20 @@ class CompositionError(TypeError):
     """Two actions that cannot be composed (raised when composing, never when running)."""
 
 
+class NoParameters(BaseModel):
+    """The shared parameter model of every action that takes no public parameters."""
+
+    model_config = _STRICT_CONFIG
+
+
 def make_parameters_model(name: str, fields: Mapping[str, tuple[Any, FieldInfo]]) -> type[BaseModel]:
-    """Build the strict (no extra keys) pydantic model that holds an action's parameters."""
+    """Build the strict (no extra keys) pydantic model that holds an action's parameters.
+
+    Parameterless actions share one model: evaluators are often built per episode, and
+    creating a pydantic model costs about half a millisecond.
+    """
+    if not fields:
+        return NoParameters
     model_name = "".join(part.capitalize() for part in name.replace("-", "_").split("_")) or "Params"
     return create_model(model_name + "Parameters", __config__=_STRICT_CONFIG, **dict(fields))
 

@@ -39,6 +39,7 @@ class GraphEvaluator:
         self._order = list(nx.topological_sort(graph))
         self._preds = {node: list(graph.predecessors(node)) for node in self._order}
         self._sinks = [node for node in self._order if graph.out_degree(node) == 0]
+        self._total = graph.number_of_nodes()
         self.reset()
 
     def reset(self) -> None:
@@ -85,12 +86,12 @@ class GraphEvaluator:
     @property
     def total(self) -> int:
         """Number of sub-goals."""
-        return self.graph.number_of_nodes()
+        return self._total
 
     @property
     def completeness(self) -> float:
         """Share of sub-goals passed, in [0, 1] (1.0 for an empty graph)."""
-        return len(self.passed) / self.total if self.total else 1.0
+        return len(self.passed) / self._total if self._total else 1.0
 
     @property
     def is_complete(self) -> bool:
