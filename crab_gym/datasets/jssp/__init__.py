@@ -1,0 +1,42 @@
+"""Job-shop scheduling (REALM P11): instances, parsers, Taillard's generator and the oracle.
+
+>>> from crab_gym.datasets.jssp import load_jssp_instance
+>>> load_jssp_instance("ft06").reference
+(55, 'optimum')
+"""
+
+from crab_gym.datasets.jssp.generator import (
+    TAILLARD_SEEDS,
+    generate_taillard,
+    random_instance,
+    taillard_benchmark,
+)
+from crab_gym.datasets.jssp.library import list_jssp_instances, load_jssp_instance
+from crab_gym.datasets.jssp.model import JSSPInstance
+from crab_gym.datasets.jssp.oracle import OracleResult, solve_jssp
+from crab_gym.datasets.jssp.parsers import (
+    parse_standard,
+    parse_taillard,
+    parse_taillard_many,
+    read_jssp_file,
+    write_standard,
+    write_taillard,
+)
+
+__all__ = [
+    "JSSPInstance",
+    "OracleResult",
+    "TAILLARD_SEEDS",
+    "generate_taillard",
+    "list_jssp_instances",
+    "load_jssp_instance",
+    "parse_standard",
+    "parse_taillard",
+    "parse_taillard_many",
+    "random_instance",
+    "read_jssp_file",
+    "solve_jssp",
+    "taillard_benchmark",
+    "write_standard",
+    "write_taillard",
+]
