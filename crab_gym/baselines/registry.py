@@ -11,5 +11,9 @@ from crab_gym.baselines.random_policy import RandomPolicy
 
 
 def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
-    """Every named policy. Heuristics apply only to their own problems."""
-    return {"random": lambda env: RandomPolicy(env, seed=0)}
+    """Every named policy. Problem-specific heuristics only apply to their own env."""
+    from crab_gym.baselines.dispatching import RULES
+
+    factories: dict[str, Callable[[gym.Env], Any]] = {"random": lambda env: RandomPolicy(env, seed=0)}
+    factories.update({name.lower(): (lambda env, rule=rule: rule) for name, rule in RULES.items()})
+    return factories
