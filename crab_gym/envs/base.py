@@ -171,11 +171,14 @@ class CrabEnv(gym.Env):
         passed: list[str] = []
         metrics: dict[str, Any] = {}
         solution: dict[str, Any] = {}
-        terminated = self._is_terminated()
-        if terminated or self._progress_may_change(name, values):
-            before = self.graph.completeness
+        before = self.graph.completeness
+        checked = self._progress_may_change(name, values)
+        if checked:  # sub-goals first, so that _is_terminated() may read the graph
             passed = [node.name for node in self.graph.step(self)]
-            reward += self.progress_weight * (self.graph.completeness - before)
+        terminated = self._is_terminated()
+        if terminated and not checked:
+            passed = [node.name for node in self.graph.step(self)]
+        reward += self.progress_weight * (self.graph.completeness - before)
         if terminated:
             self._terminated = True
             reward += self.optimality_weight * float(self._optimality())

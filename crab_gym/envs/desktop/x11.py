@@ -1,0 +1,733 @@
+"""Everything that is specific to an X11 desktop, in one module.
+
+This is the only place that knows about Xvfb, the window manager, ``xdotool``/``wmctrl``,
+the applications the tasks use, GSettings and pyautogui's X11 backend. A Windows or macOS
+port would replace this module and keep the rest of :mod:`crab_gym.envs.desktop`.
+
+Why some of it looks unusual:
+
+* pyautogui opens its X connection **at import time** from ``$DISPLAY`` and builds its
+  keyboard map from it. We import it lazily (the display must exist first) and re-point its
+  X11 backend whenever a different :class:`XDesktop` drives it, so several displays can live
+  in one process (``check_env`` starts one per render mode).
+* A display we start is protected by a random MIT-MAGIC-COOKIE (``-auth``), listens on no
+  TCP port, and runs openbox with our own minimal configuration: one workspace, no root
+  menu, no iconify button (there is no panel to restore a window from), so random agent
+  input cannot wedge the desktop.
+* Applications get a private ``XDG_CONFIG_HOME`` with GSettings' keyfile backend, so the
+  "change a setting" tasks never touch the user's real settings, even on an attached display.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: program -> Debian package that provides it.
+APT_PACKAGES: dict[str, str] = {
+    "Xvfb": "xvfb",
+    "xauth": "xauth",
+    "openbox": "openbox",
+    "xdotool": "xdotool",
+    "wmctrl": "wmctrl",
+    "xterm": "xterm",
+    "mousepad": "mousepad",
+    "gsettings": "libglib2.0-bin",
+}
+
+#: Everything ``scripts/install_desktop_deps.sh`` installs (fonts included).
+ALL_APT_PACKAGES: tuple[str, ...] = (*dict.fromkeys(APT_PACKAGES.values()), "xfonts-base")
+
+
+EXTRA_HINT = "CrabDesktop needs the 'desktop' extra: pip install 'crab_gym[desktop]'"
+
+
+class MissingSystemPackageError(RuntimeError):
+    """A program the desktop needs is not installed; says which package and how to get it."""
+
+    def __init__(self, program: str, package: str) -> None:
+        self.program = program
+        self.package = package
+        super().__init__(
+            f"'{program}' was not found on PATH: install the Debian package '{package}' "
+            f"(sudo apt-get update && sudo apt-get install -y --no-install-recommends {package}), "
+            f"or run scripts/install_desktop_deps.sh to install every desktop dependency"
+        )
+
+
+class DesktopError(RuntimeError):
+    """The X desktop did not behave (display did not start, window never appeared, ...)."""
+
+
+def require(program: str) -> str:
+    """Path of ``program``, or :class:`MissingSystemPackageError` naming its package."""
+    path = shutil.which(program)
+    if path is None:
+        raise MissingSystemPackageError(program, APT_PACKAGES.get(program, program.lower()))
+    return path
+
+
+# --------------------------------------------------------------------------- applications
+@dataclass(frozen=True)
+class App:
+    """An application the tasks may launch, from a Debian package."""
+
+    name: str
+    argv: tuple[str, ...]
+    wm_class: str  # lower-case WM_CLASS instance name, how we find its window
+    accepts_file: bool
+
+
+#: The applications tasks can launch. Launching is only ever by one of these names.
+APPS: dict[str, App] = {
+    # bash without rc files and a fixed prompt: what the agent sees does not depend on the host.
+    "terminal": App(
+        "terminal",
+        ("xterm", "-T", "Terminal", "-fa", "Monospace", "-fs", "11", "-bg", "white", "-fg", "black",
+         "-e", "bash", "--noprofile", "--norc", "-i"),
+        "xterm",
+        False,
+    ),
+    "editor": App("editor", ("mousepad",), "mousepad", True),
+}
+
+_OPENBOX_RC = """<?xml version="1.0" encoding="UTF-8"?>
+<openbox_config xmlns="http://openbox.org/3.4/rc">
+  <resistance><strength>0</strength><screen_edge_strength>0</screen_edge_strength></resistance>
+  <focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>
+  <placement><policy>Smart</policy><center>no</center></placement>
+  <theme><name>Clearlooks</name><titleLayout>LC</titleLayout><keepBorder>yes</keepBorder></theme>
+  <desktops><number>1</number><firstdesk>1</firstdesk></desktops>
+  <keyboard>
+    <keybind key="A-Tab"><action name="NextWindow"><dialog>none</dialog></action></keybind>
+    <keybind key="A-F4"><action name="Close"/></keybind>
+  </keyboard>
+  <mouse>
+    <dragThreshold>1</dragThreshold>
+    <doubleClickTime>400</doubleClickTime>
+    <context name="Frame">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Client">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Middle" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Right" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Titlebar">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Left" action="Drag"><action name="Move"/></mousebind>
+    </context>
+    <context name="Close">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Left" action="Click"><action name="Close"/></mousebind>
+    </context>
+  </mouse>
+  <menu><file>{menu}</file></menu>
+</openbox_config>
+"""
+
+_OPENBOX_MENU = """<?xml version="1.0" encoding="UTF-8"?>
+<openbox_menu xmlns="http://openbox.org/3.4/menu"><menu id="root-menu" label="-"></menu></openbox_menu>
+"""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One top-level window, as the window manager lists it."""
+
+    id: int
+    pid: int
+    wm_class: str  # "instance.Class", e.g. "xterm.XTerm"
+    title: str
+
+    @property
+    def app_class(self) -> str:
+        """The lower-case WM_CLASS instance name ("xterm", "mousepad")."""
+        return self.wm_class.split(".", 1)[0].lower()
+
+
+# --------------------------------------------------------------------------- pyautogui binding
+_PYAUTOGUI_LOCK = threading.RLock()
+_pyautogui: Any = None
+_bound_to: str | None = None  # the XDesktop.key pyautogui's backend is connected to
+
+
+@contextlib.contextmanager
+def _x_environ(display: str, xauthority: str | None) -> Iterator[None]:
+    """Temporarily point ``$DISPLAY``/``$XAUTHORITY`` at a display (libraries read them)."""
+    saved = {k: os.environ.get(k) for k in ("DISPLAY", "XAUTHORITY")}
+    os.environ["DISPLAY"] = display
+    if xauthority:
+        os.environ["XAUTHORITY"] = xauthority
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _pyautogui_for(display: str, xauthority: str | None, key: str | None = None) -> Any:
+    """pyautogui, with its X11 backend connected to ``display`` (caller holds the lock).
+
+    ``key`` identifies one XDesktop: a display number can be reused by a new server after
+    an old one stopped, and a connection to the old one must not be kept.
+    """
+    global _pyautogui, _bound_to
+    key = key or display
+    if _pyautogui is None or _bound_to != key:
+        with _x_environ(display, xauthority):
+            if _pyautogui is None:
+                try:
+                    import pyautogui  # noqa: PLC0415 - needs $DISPLAY at import time
+                except ImportError as exc:  # pragma: no cover - depends on the extra
+                    raise ImportError(EXTRA_HINT) from exc
+                _pyautogui = pyautogui
+            else:
+                # Reconnect the backend and rebuild its keyboard map for this display.
+                importlib.reload(_pyautogui.platformModule)
+        _pyautogui.PAUSE = 0.0
+        _pyautogui.FAILSAFE = False  # a corner of a virtual screen is not an emergency
+        _pyautogui.MINIMUM_DURATION = 0.0
+        _bound_to = key
+    return _pyautogui
+
+
+def _unbind(key: str) -> None:
+    """Forget pyautogui's connection if it is to the XDesktop ``key`` (being closed)."""
+    global _bound_to
+    with _PYAUTOGUI_LOCK:
+        if _bound_to == key:
+            _bound_to = None
+
+
+# --------------------------------------------------------------------------- the desktop
+class XDesktop:
+    """A running X display: ours (Xvfb + openbox) or an existing one we attach to.
+
+    Use :meth:`start` or :meth:`attach`. Every method is safe to call from several threads
+    (the server runs requests in a thread pool): one lock serialises them.
+    """
+
+    def __init__(self, display: str, *, xauthority: str | None, owned: bool,
+                 processes: Sequence[subprocess.Popen] = (), tmpdir: str | None = None) -> None:
+        self.display = display
+        self.xauthority = xauthority
+        self.owned = owned
+        self._server_procs = list(processes)  # Xvfb, openbox: stopped by close() when owned
+        self._apps: list[subprocess.Popen] = []  # launched applications: stopped by kill_apps()
+        self._tmpdir = tmpdir
+        self._lock = threading.RLock()
+        self._closed = False
+        self.key = f"{display}#{secrets.token_hex(8)}"  # unique even if the number is reused
+        self._xlib = None
+        self._mss: Any = None
+        self.width, self.height = self._query_size()
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def start(cls, width: int = 1024, height: int = 640, *, window_manager: bool = True,
+              timeout: float = 10.0) -> XDesktop:
+        """Start a private Xvfb display (cookie-protected, no TCP) with openbox on it."""
+        xvfb = require("Xvfb")
+        xauth = require("xauth")
+        for program in ("xdotool", "wmctrl") + (("openbox",) if window_manager else ()):
+            require(program)
+        if not (16 <= width <= 8192 and 16 <= height <= 8192):
+            raise ValueError(f"screen size must be within 16..8192 pixels, got {width}x{height}")
+        tmpdir = tempfile.mkdtemp(prefix="crab-desktop-x-")
+        auth_file = os.path.join(tmpdir, "Xauthority")
+        Path(auth_file).touch(mode=0o600)
+        cookie = secrets.token_hex(16)
+        read_fd, write_fd = os.pipe()
+        procs: list[subprocess.Popen] = []
+        try:
+            xvfb_proc = subprocess.Popen(
+                [xvfb, "-displayfd", str(write_fd), "-screen", "0", f"{width}x{height}x24",
+                 "-auth", auth_file, "-nolisten", "tcp", "-noreset"],
+                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+            procs.append(xvfb_proc)
+            os.close(write_fd)
+            write_fd = -1
+            number = _read_display_number(read_fd, xvfb_proc, timeout)
+            display = f":{number}"
+            subprocess.run([xauth, "-q", "-f", auth_file, "add", display, ".", cookie],
+                           check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=timeout)
+            if window_manager:
+                rc = Path(tmpdir, "rc.xml")
+                menu = Path(tmpdir, "menu.xml")
+                menu.write_text(_OPENBOX_MENU)
+                rc.write_text(_OPENBOX_RC.replace("{menu}", str(menu)))
+                env = _child_env(display, auth_file)
+                procs.append(subprocess.Popen(
+                    [require("openbox"), "--config-file", str(rc)], env=env,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                ))
+            desk = cls(display, xauthority=auth_file, owned=True, processes=procs, tmpdir=tmpdir)
+            desk.set_background()
+            if window_manager:
+                desk._wait_for(lambda: desk._wm_running(), timeout, "the window manager (openbox)")
+            return desk
+        except BaseException:
+            for proc in reversed(procs):
+                _stop(proc)
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        finally:
+            os.close(read_fd)
+            if write_fd >= 0:
+                os.close(write_fd)
+
+    @classmethod
+    def attach(cls, display: str | None = None, *, xauthority: str | None = None) -> XDesktop:
+        """Use an existing display (default ``$DISPLAY``); it is never stopped by :meth:`close`."""
+        display = display or os.environ.get("DISPLAY")
+        if not display:
+            raise DesktopError("no display to attach to: pass display=':0' or set $DISPLAY")
+        for program in ("xdotool", "wmctrl"):
+            require(program)
+        xauthority = xauthority or os.environ.get("XAUTHORITY")
+        desk = cls(display, xauthority=xauthority, owned=False)
+        return desk
+
+    def close(self) -> None:
+        """Stop launched apps; if we started the display, stop openbox and Xvfb. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.kill_apps()
+            _unbind(self.key)
+            if self._xlib is not None:
+                with contextlib.suppress(Exception):
+                    self._xlib.close()
+                self._xlib = None
+            if self._mss:
+                with contextlib.suppress(Exception):
+                    self._mss.close()
+            self._mss = None
+            if self.owned:
+                for proc in reversed(self._server_procs):
+                    _stop(proc)
+            if self._tmpdir:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> XDesktop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        with contextlib.suppress(Exception):
+            self.close()
+
+    # ------------------------------------------------------------------ helpers
+    def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Environment for a program that talks to this display."""
+        env = _child_env(self.display, self.xauthority)
+        env.update(extra or {})
+        return env
+
+    def _run(self, argv: Sequence[str], *, check: bool = True, timeout: float = 10.0,
+             env_extra: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+        if self._closed:
+            raise DesktopError("the desktop is closed")
+        proc = subprocess.run(list(argv), env=self.child_env(env_extra), capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise DesktopError(
+                f"{argv[0]} failed ({proc.returncode}): {proc.stderr.decode(errors='replace').strip()}"
+            )
+        return proc
+
+    def _x(self) -> Any:
+        """Our own python-xlib connection (screenshots, size, keyboard LEDs)."""
+        if self._xlib is None:
+            try:
+                from Xlib.display import Display  # noqa: PLC0415 - part of the desktop extra
+            except ImportError as exc:  # pragma: no cover - depends on the extra
+                raise ImportError(EXTRA_HINT) from exc
+
+            with _PYAUTOGUI_LOCK, _x_environ(self.display, self.xauthority):
+                try:
+                    self._xlib = Display(self.display)
+                except Exception as exc:
+                    raise DesktopError(f"cannot connect to X display {self.display}: {exc}") from exc
+        return self._xlib
+
+    def _query_size(self) -> tuple[int, int]:
+        screen = self._x().screen()
+        return int(screen.width_in_pixels), int(screen.height_in_pixels)
+
+    def _wait_for(self, predicate: Any, timeout: float, what: str, poll: float = 0.05) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise DesktopError(f"timed out after {timeout:.0f}s waiting for {what} on {self.display}")
+            time.sleep(poll)
+
+    def _wm_running(self) -> bool:
+        return self._run([require("wmctrl"), "-m"], check=False).returncode == 0
+
+    # ------------------------------------------------------------------ observation
+    def screenshot(self) -> np.ndarray:
+        """The whole screen as an ``(height, width, 3)`` uint8 RGB array."""
+        with self._lock:
+            if self._closed:
+                raise DesktopError("the desktop is closed")
+            grabber = self._grabber()
+            if grabber is not None:
+                shot = grabber.grab({"left": 0, "top": 0, "width": self.width, "height": self.height})
+                bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(shot.height, shot.width, 4)
+            else:  # python-xlib fallback: correct but ~10x slower than mss
+                from Xlib import X  # noqa: PLC0415
+
+                raw = self._x().screen().root.get_image(0, 0, self.width, self.height, X.ZPixmap, 0xFFFFFFFF)
+                data = np.frombuffer(raw.data, dtype=np.uint8)
+                bgra = data[: self.width * self.height * 4].reshape(self.height, self.width, 4)
+            return np.ascontiguousarray(bgra[:, :, 2::-1])
+
+    def _grabber(self) -> Any:
+        """A cached mss screen grabber for this display (None if mss is unavailable)."""
+        if self._mss is None:
+            try:
+                import mss  # noqa: PLC0415 - part of the desktop extra
+            except ImportError:
+                self._mss = False
+                return None
+            factory = getattr(mss, "MSS", None) or mss.mss
+            with _PYAUTOGUI_LOCK, _x_environ(self.display, self.xauthority):
+                self._mss = factory(display=self.display)
+        return self._mss or None
+
+    def windows(self) -> list[Window]:
+        """Managed top-level windows, in the window manager's stacking-list order."""
+        with self._lock:
+            out = self._run([require("wmctrl"), "-lpx"], check=False)
+            if out.returncode != 0:
+                return []
+            result = []
+            for line in out.stdout.decode("utf-8", errors="replace").splitlines():
+                # id desktop pid class host title
+                parts = line.split(None, 5)
+                if len(parts) < 5:
+                    continue
+                title = parts[5] if len(parts) == 6 else ""
+                with contextlib.suppress(ValueError):
+                    result.append(Window(int(parts[0], 16), int(parts[2]), parts[3], title))
+            return result
+
+    def active_window(self) -> Window | None:
+        """The focused window, or ``None`` (e.g. only the bare root window)."""
+        with self._lock:
+            out = self._run([require("xdotool"), "getactivewindow"], check=False)
+            if out.returncode != 0:
+                return None
+            try:
+                wid = int(out.stdout.split()[0])
+            except (IndexError, ValueError):
+                return None
+            for win in self.windows():
+                if win.id == wid:
+                    return win
+            name = self._run([require("xdotool"), "getwindowname", str(wid)], check=False)
+            title = name.stdout.decode("utf-8", errors="replace").strip() if name.returncode == 0 else ""
+            return Window(wid, 0, "", title)
+
+    # ------------------------------------------------------------------ windows and apps
+    def launch(self, app: str, args: Sequence[str] = (), *, cwd: str | os.PathLike | None = None,
+               env_extra: Mapping[str, str] | None = None, timeout: float = 10.0) -> Window:
+        """Start one of :data:`APPS` and wait until its new window is mapped and managed."""
+        if app not in APPS:
+            raise ValueError(f"unknown app '{app}'; known: {sorted(APPS)}")
+        spec = APPS[app]
+        program = require(spec.argv[0])
+        with self._lock:
+            before = {w.id for w in self.windows()}
+            proc = subprocess.Popen(
+                [program, *spec.argv[1:], *args], cwd=cwd, env=self.child_env(env_extra),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            self._apps.append(proc)
+
+            def new_window() -> Window | None:
+                if proc.poll() is not None:
+                    raise DesktopError(f"{spec.argv[0]} exited at start with code {proc.returncode}")
+                for win in self.windows():
+                    if win.id not in before and win.app_class == spec.wm_class:
+                        return win
+                return None
+
+            return self._wait_for(new_window, timeout, f"the {app} window ({spec.argv[0]})")
+
+    def place(self, window: Window, x: float, y: float, w: float, h: float) -> None:
+        """Move/resize a window to a rectangle given as fractions of the screen."""
+        px, py = int(round(x * self.width)), int(round(y * self.height))
+        pw, ph = max(50, int(round(w * self.width))), max(50, int(round(h * self.height)))
+        with self._lock:
+            self._run([require("wmctrl"), "-i", "-r", hex(window.id), "-e", f"0,{px},{py},{pw},{ph}"])
+
+    def activate(self, window: Window, timeout: float = 5.0) -> None:
+        """Raise and focus a window, and wait until the window manager reports it active."""
+        with self._lock:
+            self._run([require("wmctrl"), "-i", "-a", hex(window.id)])
+            self._wait_for(lambda: (a := self.active_window()) is not None and a.id == window.id,
+                           timeout, f"window {window.title!r} to become active")
+
+    def kill_apps(self) -> None:
+        """Stop every application this object launched, and what those started (e.g. an
+        editor opened from the terminal); never anyone else's windows."""
+        with self._lock:
+            strays = _descendants({p.pid for p in self._apps if p.poll() is None})
+            for proc in self._apps:
+                _stop(proc)
+            self._apps.clear()
+            _kill_pids(strays)
+            if not self._closed:
+                # Let the window manager unmap the windows before anyone lists them.
+                with contextlib.suppress(DesktopError):
+                    self._wait_for(lambda: not self._own_windows_left(), 3.0, "windows to close")
+
+    def _own_windows_left(self) -> bool:
+        return any(w.app_class in {a.wm_class for a in APPS.values()} and
+                   w.pid in {p.pid for p in self._apps} for w in self.windows())
+
+    def set_background(self, rgb: tuple[int, int, int] = (58, 110, 165)) -> None:
+        """Paint the root window (openbox leaves it black), so empty screen is recognisable."""
+        with self._lock:
+            screen = self._x().screen()
+            pixel = screen.default_colormap.alloc_color(*(c * 257 for c in rgb)).pixel
+            screen.root.change_attributes(background_pixel=pixel)
+            screen.root.clear_area(0, 0, 0, 0)
+            self._x().sync()
+
+    # ------------------------------------------------------------------ input (pyautogui)
+    def _px(self, x: float, y: float) -> tuple[int, int]:
+        return (int(round(min(max(x, 0.0), 1.0) * (self.width - 1))),
+                int(round(min(max(y, 0.0), 1.0) * (self.height - 1))))
+
+    @contextlib.contextmanager
+    def _gui(self) -> Iterator[Any]:
+        if self._closed:
+            raise DesktopError("the desktop is closed")
+        with self._lock, _PYAUTOGUI_LOCK:
+            yield _pyautogui_for(self.display, self.xauthority, self.key)
+
+    def click(self, x: float, y: float, *, button: str = "left", clicks: int = 1) -> None:
+        px, py = self._px(x, y)
+        with self._gui() as gui:
+            gui.click(px, py, clicks=clicks, interval=0.05, button=button)
+
+    def move_to(self, x: float, y: float) -> None:
+        px, py = self._px(x, y)
+        with self._gui() as gui:
+            gui.moveTo(px, py)
+
+    def drag_to(self, x: float, y: float) -> None:
+        """Press the left button where the pointer is, move to (x, y), release."""
+        px, py = self._px(x, y)
+        with self._gui() as gui:
+            gui.mouseDown(button="left")
+            try:
+                sx, sy = gui.position()
+                for t in (0.25, 0.5, 0.75):  # intermediate motion so apps see a drag
+                    gui.moveTo(int(sx + (px - sx) * t), int(sy + (py - sy) * t))
+                    time.sleep(0.01)
+                gui.moveTo(px, py)
+            finally:
+                gui.mouseUp(button="left")
+
+    def scroll(self, clicks: int) -> None:
+        with self._gui() as gui:
+            gui.scroll(clicks)
+
+    def missing_keys(self, keys: Sequence[str]) -> list[str]:
+        """Key names this display's keyboard map has no key for (e.g. "volumeup" on Xvfb)."""
+        with self._gui() as gui:
+            mapping = gui.platformModule.keyboardMapping
+            return [k for k in keys if not mapping.get(k.lower() if len(k) > 1 else k)]
+
+    def key_press(self, key: str) -> None:
+        with self._gui() as gui:
+            gui.press(key)
+
+    def hotkey(self, keys: Sequence[str]) -> None:
+        with self._gui() as gui:
+            gui.hotkey(*keys, interval=0.01)
+
+    def write(self, text: str) -> None:
+        """Type text; characters without a key on this keyboard are skipped."""
+        with self._gui() as gui:
+            mapping = gui.platformModule.keyboardMapping
+            gui.write("".join(c for c in text if mapping.get(c)), interval=0.0)
+
+    def pointer(self) -> tuple[int, int]:
+        with self._gui() as gui:
+            pos = gui.position()
+            return int(pos[0]), int(pos[1])
+
+    def reset_input(self) -> None:
+        """Release modifiers and buttons and switch Caps/Num Lock off, so input is predictable."""
+        with self._gui() as gui:
+            for key in ("shift", "shiftright", "ctrl", "ctrlright", "alt", "altright", "win", "winright"):
+                gui.keyUp(key)
+            for button in ("left", "middle", "right"):
+                gui.mouseUp(button=button)
+            leds = int(self._x().get_keyboard_control().led_mask)
+            if leds & 0x1:
+                gui.press("capslock")
+            if leds & 0x2:
+                gui.press("numlock")
+            gui.moveTo(self.width - 1, self.height - 1)
+
+    # ------------------------------------------------------------------ settings (GSettings)
+    def gsettings(self, args: Sequence[str], env_extra: Mapping[str, str]) -> str:
+        """Run ``gsettings ARGS`` with the app sandbox environment; its stdout."""
+        out = self._run([require("gsettings"), *args], check=False, env_extra=env_extra)
+        if out.returncode != 0:
+            raise DesktopError(f"gsettings {' '.join(args)}: {out.stderr.decode(errors='replace').strip()}")
+        return out.stdout.decode("utf-8", errors="replace").strip()
+
+
+def sandbox_env(state_dir: str | os.PathLike) -> dict[str, str]:
+    """Environment for launched apps: private XDG dirs, keyfile GSettings, plain bash."""
+    base = Path(state_dir)
+    dirs = {"XDG_CONFIG_HOME": base / "config", "XDG_DATA_HOME": base / "data",
+            "XDG_CACHE_HOME": base / "cache", "XDG_RUNTIME_DIR": base / "runtime"}
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    dirs["XDG_RUNTIME_DIR"].chmod(0o700)
+    env = {k: str(v) for k, v in dirs.items()}
+    env.update({
+        "GSETTINGS_BACKEND": "keyfile",  # settings live in XDG_CONFIG_HOME/glib-2.0/settings
+        "NO_AT_BRIDGE": "1",  # no accessibility bus (there is no session bus)
+        "GTK_OVERLAY_SCROLLING": "0",
+        "PS1": "$ ",
+        "HISTFILE": "/dev/null",
+        "TERM": "xterm",
+        "LC_ALL": "C.UTF-8",
+    })
+    return env
+
+
+# --------------------------------------------------------------------------- module helpers
+def _child_env(display: str, xauthority: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY"}}
+    env["DISPLAY"] = display
+    if xauthority:
+        env["XAUTHORITY"] = xauthority
+    return env
+
+
+def _read_display_number(fd: int, proc: subprocess.Popen, timeout: float) -> int:
+    """Xvfb writes the display number it picked to ``-displayfd`` once it accepts clients."""
+    import select  # noqa: PLC0415
+
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while not buf.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DesktopError(f"Xvfb did not start within {timeout:.0f}s")
+        ready, _, _ = select.select([fd], [], [], min(remaining, 0.2))
+        if ready:
+            chunk = os.read(fd, 64)
+            if not chunk:
+                break
+            buf += chunk
+        elif proc.poll() is not None:
+            raise DesktopError(f"Xvfb exited at start with code {proc.returncode}")
+    match = re.match(rb"\s*(\d+)", buf)
+    if not match:
+        raise DesktopError(f"Xvfb did not report a display number (got {buf!r})")
+    return int(match.group(1))
+
+
+def _descendants(roots: set[int]) -> list[int]:
+    """Pids of every live descendant of ``roots`` (from /proc; empty where there is none)."""
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = entry.read_text()
+            # "pid (comm) state ppid ...": comm may contain spaces and parentheses.
+            parent[int(entry.parent.name)] = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found: list[int] = []
+    frontier = set(roots)
+    while frontier:
+        children = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found.extend(sorted(children))
+        frontier = children
+    return found
+
+
+def _kill_pids(pids: Sequence[int], timeout: float = 2.0) -> None:
+    """SIGTERM these processes, then SIGKILL any still alive after ``timeout``."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in alive if _alive(pid)]
+        if alive:
+            time.sleep(0.05)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2:].split()[0] != "Z"
+
+
+def _stop(proc: subprocess.Popen, timeout: float = 3.0) -> None:
+    """Terminate a process and its session group; kill it if it lingers; always reap it."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=timeout)
+    else:
+        # The leader is gone; children in its session (e.g. bash under xterm) may not be.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
