@@ -261,3 +261,18 @@ def test_rendering():
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
     assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 10  # bars in several job colours
+
+
+def test_describe_lists_remaining_operations_and_earliest_starts():
+    import gymnasium as gym
+
+    env = gym.make("Realm-P11-v0", instance="ft06").unwrapped
+    env.reset(seed=0)
+    env.step({"name": "dispatch", "arguments": {"job": 2}})  # job 2's first op: M2, 5 minutes
+    text = env.describe()
+    assert "scheduled 1/36 operations; makespan so far 5" in text
+    assert "M2=5" in text
+    # job 0 starts on M2 too (duration 1): it must wait for job 2's operation to end
+    assert "job 0: next op 0 could start at 5; remaining (machine,duration): (M2,1) (M0,3)" in text
+    assert "job 2: next op 1 could start at 5" in text
+    assert "ft06" in env.task_description and "55 (optimum)" in env.task_description

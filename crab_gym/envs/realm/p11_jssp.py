@@ -324,6 +324,44 @@ class JobShopEnv(CrabEnv):
             return job
         return None
 
+    # ================================================================== words, for LLM agents
+    @property
+    def task_description(self) -> str:
+        """The goal in words (read by :class:`~crab_gym.wrappers.LLMAdapter`)."""
+        inst = self.instance
+        return (
+            f"Job-shop scheduling, instance {inst.name}: {inst.n_jobs} jobs, each a chain of "
+            f"{inst.n_ops} operations; every operation runs on one machine (0..{inst.n_machines - 1}) "
+            "for a fixed time, a machine runs one operation at a time, and a job's operations run "
+            "in order. Minimise the makespan (when the last operation ends). Either call "
+            "dispatch(job) repeatedly (it schedules the job's next operation at its earliest "
+            "feasible start) or call submit_plan(sequence) once with, for each machine, the job "
+            f"indices in processing order. Reference makespan: {self.reference_makespan} "
+            f"({self.reference_kind})."
+        )
+
+    def describe(self) -> str:
+        """The state in words: the schedule so far and each job's remaining operations with
+        their machines, durations and the earliest start ``dispatch`` would give them."""
+        s, inst = self.schedule, self.instance
+        lines = [
+            f"scheduled {s.n_scheduled}/{s.n_total} operations; makespan so far {s.makespan}; "
+            f"lower bound {s.lb_makespan}; reference {self.reference_makespan} ({self.reference_kind})",
+            "machines busy until: "
+            + ", ".join(f"M{mc}={int(t)}" for mc, t in enumerate(s.machine_available)),
+        ]
+        for j in range(inst.n_jobs):
+            k = s.next_op[j]
+            if k >= inst.n_ops:
+                lines.append(f"job {j}: done at {s.job_ready[j]}")
+                continue
+            start, _ = s.earliest_start(j)
+            rest = " ".join(
+                f"(M{inst.machines[j][q]},{inst.durations[j][q]})" for q in range(k, inst.n_ops)
+            )
+            lines.append(f"job {j}: next op {k} could start at {start}; remaining (machine,duration): {rest}")
+        return "\n".join(lines)
+
     # ================================================================== rendering
     def render(self) -> Any:
         if self.render_mode == "ansi":
