@@ -1,0 +1,24 @@
+"""Wrappers: disruption injection, LLM-agent adapter, trajectory logging, SB3 action masking."""
+
+from crab_gym.wrappers.discrete import DiscreteActions
+from crab_gym.wrappers.disruption import DisruptionWrapper, RandomDisruptions
+from crab_gym.wrappers.llm_adapter import LLMAdapter
+from crab_gym.wrappers.minari_export import UnflattenableStepError, export_minari
+from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
+from crab_gym.wrappers.trajectory import ReplayReport, Trajectory, TrajectoryLogger, read_trajectories, replay
+
+__all__ = [
+    "DiscreteActions",
+    "DisruptionWrapper",
+    "LLMAdapter",
+    "RandomDisruptions",
+    "ReplayReport",
+    "ToolCallParseError",
+    "Trajectory",
+    "TrajectoryLogger",
+    "UnflattenableStepError",
+    "export_minari",
+    "parse_tool_call",
+    "read_trajectories",
+    "replay",
+]

@@ -1,0 +1,317 @@
+"""Stable-Baselines3 baselines: MaskablePPO on any env with finite actions.
+
+Every env is wrapped ``gym.make(id) -> your wrappers -> DiscreteActions -> EpisodeStats``
+(plus :class:`SB3Observations` when an observation part needs reshaping for SB3), so the
+policy picks one flat index among the env's finite choices and ``MaskablePPO`` reads the
+legal ones from ``action_masks()`` (also through ``SubprocVecEnv``, which calls the method in
+each worker). Needs the ``rl`` extra: ``pip install "crab_gym[rl]"`` (stable-baselines3,
+sb3-contrib, torch; a CPU-only torch is enough).
+
+Typical use::
+
+    from crab_gym.baselines.sb3 import train_maskable_ppo, evaluate_masked
+    model = train_maskable_ppo("Realm-P11-v0", 50_000, n_envs=2, subproc=True)
+    print(evaluate_masked(model, "Realm-P11-v0", episodes=5).mean_metrics)
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from crab_gym._optional import require
+from crab_gym.wrappers.discrete import DiscreteActions
+
+#: A wrapper factory applied between ``gym.make`` and ``DiscreteActions``.
+WrapperFn = Callable[[gym.Env], gym.Env]
+
+
+def _sb3() -> tuple[Any, Any]:
+    require("torch", "rl")
+    require("stable_baselines3", "rl", package="stable-baselines3")
+    contrib = require("sb3_contrib", "rl", package="sb3-contrib")
+    from stable_baselines3.common import vec_env
+
+    return contrib, vec_env
+
+
+def make_masked_env(
+    env: str | gym.Env,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Sequence[WrapperFn] = (),
+    monitor: bool = True,
+) -> gym.Env:
+    """One env ready for MaskablePPO: ``make -> wrappers -> DiscreteActions -> EpisodeStats``.
+
+    Args:
+        env: an env id (``"Realm-P11-v0"``) or an env instance.
+        env_kwargs: keyword arguments for ``gym.make``.
+        wrappers: factories applied in order before ``DiscreteActions`` (e.g. a
+            ``DisruptionWrapper``).
+        monitor: add :class:`EpisodeStats` (episode return and length in ``info["episode"]``
+            at the end of an episode, for SB3's logs).
+    """
+    base = gym.make(env, **dict(env_kwargs or {})) if isinstance(env, str) else env
+    for wrap in wrappers:
+        base = wrap(base)
+    wrapped: gym.Env = DiscreteActions(base)
+    if SB3Observations.needed(wrapped.observation_space):
+        wrapped = SB3Observations(wrapped)
+    return EpisodeStats(wrapped) if monitor else wrapped
+
+
+class SB3Observations(gym.ObservationWrapper):
+    """Reshape the observation parts SB3 cannot take: a ``MultiDiscrete`` with a
+    multi-dimensional ``nvec`` (e.g. P3/P4's ``request_places``) becomes a flat one.
+    Everything else passes unchanged; :func:`make_masked_env` adds it only when needed."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.observation_space = _sb3_space(env.observation_space)
+
+    @staticmethod
+    def needed(space: gym.Space) -> bool:
+        if isinstance(space, gym.spaces.Dict):
+            return any(SB3Observations.needed(s) for s in space.spaces.values())
+        return isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1
+
+    def observation(self, observation: Any) -> Any:
+        return sb3_observation(observation, self.env.observation_space)
+
+
+def _sb3_space(space: gym.Space) -> gym.Space:
+    if isinstance(space, gym.spaces.Dict):
+        return gym.spaces.Dict({k: _sb3_space(s) for k, s in space.spaces.items()})
+    if isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1:
+        return gym.spaces.MultiDiscrete(space.nvec.reshape(-1), dtype=space.dtype, start=space.start.reshape(-1))
+    return space
+
+
+def sb3_observation(observation: Any, space: gym.Space) -> Any:
+    """An env observation in the shape :class:`SB3Observations` gives (for a trained model
+    acting on the plain env)."""
+    if isinstance(space, gym.spaces.Dict):
+        return {k: sb3_observation(observation[k], s) for k, s in space.spaces.items()}
+    if isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1:
+        return np.asarray(observation).reshape(-1)
+    return observation
+
+
+class EpisodeStats(gym.Wrapper):
+    """Adds ``info["episode"] = {"r": return, "l": length}`` at the end of an episode.
+
+    What SB3 reads for its ``rollout/ep_rew_mean`` log, like SB3's ``Monitor`` but without
+    a wall-clock entry (the suite keeps time out of ``info``) and without importing torch
+    into every ``SubprocVecEnv`` worker.
+    """
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._return, self._length = 0.0, 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._return += float(reward)
+        self._length += 1
+        if terminated or truncated:
+            info = dict(info)
+            info["episode"] = {"r": self._return, "l": self._length}
+        return obs, reward, terminated, truncated, info
+
+
+def _make_worker_env(env_id: str, env_kwargs: dict[str, Any], wrappers: tuple[WrapperFn, ...]) -> gym.Env:
+    import crab_gym  # noqa: F401  (registers the ids inside a fresh worker process)
+
+    return make_masked_env(env_id, env_kwargs=env_kwargs, wrappers=wrappers)
+
+
+def make_masked_vec_env(
+    env_id: str,
+    n_envs: int = 1,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Sequence[WrapperFn] = (),
+    seed: int | None = 0,
+    subproc: bool = False,
+    start_method: str | None = None,
+) -> Any:
+    """``n_envs`` masked envs in a ``DummyVecEnv`` (or a ``SubprocVecEnv`` with ``subproc``).
+
+    Env ``i`` is seeded with ``seed + i`` at its first reset. With ``subproc`` the wrapper
+    factories must be picklable (module-level functions or ``functools.partial``).
+    """
+    _, vec_env = _sb3()
+    thunks = [
+        functools.partial(_make_worker_env, env_id, dict(env_kwargs or {}), tuple(wrappers)) for _ in range(n_envs)
+    ]
+    vec = vec_env.SubprocVecEnv(thunks, start_method=start_method) if subproc else vec_env.DummyVecEnv(thunks)
+    if seed is not None:
+        vec.seed(seed)
+    return vec
+
+
+def default_policy(observation_space: gym.Space) -> str:
+    """SB3's policy name for an observation space (Dict -> ``MultiInputPolicy``)."""
+    return "MultiInputPolicy" if isinstance(observation_space, gym.spaces.Dict) else "MlpPolicy"
+
+
+def train_maskable_ppo(
+    env_id: str,
+    total_timesteps: int,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Sequence[WrapperFn] = (),
+    n_envs: int = 1,
+    subproc: bool = False,
+    seed: int = 0,
+    policy: str | None = None,
+    ppo_kwargs: Mapping[str, Any] | None = None,
+    torch_threads: int | None = None,
+    callback: Any = None,
+    verbose: int = 0,
+    vec_env: Any = None,
+) -> Any:
+    """Train ``sb3_contrib.MaskablePPO`` on ``env_id``; returns the model.
+
+    Args:
+        env_id: a registered id whose env has finite actions.
+        total_timesteps: environment steps, over all envs.
+        env_kwargs, wrappers, n_envs, subproc: see :func:`make_masked_vec_env`.
+        seed: seeds the envs, the policy and torch.
+        policy: SB3 policy name (default: from the observation space).
+        ppo_kwargs: extra ``MaskablePPO`` arguments (``n_steps``, ``batch_size``, ...).
+        torch_threads: ``torch.set_num_threads`` (use 1 on a shared machine).
+        callback: an SB3 callback.
+        verbose: SB3 verbosity.
+        vec_env: train on this vec env (from :func:`make_masked_vec_env`) instead of making
+            one; it is left open. ``env_id`` then only names the run.
+    """
+    contrib, _ = _sb3()
+    import torch
+
+    if torch_threads is not None:
+        torch.set_num_threads(int(torch_threads))
+    own = vec_env is None
+    vec = vec_env if vec_env is not None else make_masked_vec_env(
+        env_id, n_envs, env_kwargs=env_kwargs, wrappers=wrappers, seed=seed, subproc=subproc
+    )
+    kwargs: dict[str, Any] = {"device": "cpu", "seed": seed, "verbose": verbose}
+    kwargs.update(ppo_kwargs or {})
+    try:
+        model = contrib.MaskablePPO(policy or default_policy(vec.observation_space), vec, **kwargs)
+        model.learn(total_timesteps=int(total_timesteps), callback=callback)
+    finally:
+        if own:
+            vec.close()
+    return model
+
+
+@dataclass
+class MaskedEvaluation:
+    """Episodes of a masked policy: returns, lengths, invalid moves and final metrics."""
+
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def mean_return(self) -> float:
+        return statistics.fmean(e["return"] for e in self.episodes) if self.episodes else float("nan")
+
+    @property
+    def mean_metrics(self) -> dict[str, float]:
+        """Means of the numeric final metrics (e.g. ``makespan``, ``optimality``)."""
+        names = sorted(
+            {k for e in self.episodes for k, v in e["metrics"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        )
+        return {
+            n: statistics.fmean(float(e["metrics"][n]) for e in self.episodes if isinstance(e["metrics"].get(n), (int, float)))
+            for n in names
+        }
+
+
+def evaluate_masked(
+    model: Any,
+    env: str | gym.Env,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Sequence[WrapperFn] = (),
+    episodes: int = 5,
+    seed: int = 0,
+    deterministic: bool = True,
+    max_steps: int = 100_000,
+) -> MaskedEvaluation:
+    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the masks applied.
+
+    ``env`` is an id (made with :func:`make_masked_env`) or an env that already has
+    ``DiscreteActions`` on top. Every move is checked legal by the env; ``invalid`` counts the
+    moves it rejected (0 for a masked policy).
+    """
+    own = isinstance(env, str)
+    play = make_masked_env(env, env_kwargs=env_kwargs, wrappers=wrappers, monitor=False) if own else env
+    result = MaskedEvaluation()
+    try:
+        for k in range(episodes):
+            obs, info = play.reset(seed=seed + k)
+            total, steps, invalid = 0.0, 0, 0
+            terminated = truncated = False
+            while not (terminated or truncated) and steps < max_steps:
+                masks = play.get_wrapper_attr("action_masks")()
+                action, _ = model.predict(obs, action_masks=masks, deterministic=deterministic)
+                obs, reward, terminated, truncated, info = play.step(int(np.asarray(action).reshape(-1)[0]))
+                total += float(reward)
+                steps += 1
+                invalid += int(info.get("valid", True) is False)
+            result.episodes.append(
+                {
+                    "seed": seed + k,
+                    "return": total,
+                    "steps": steps,
+                    "invalid": invalid,
+                    "terminated": bool(terminated),
+                    "metrics": dict(info.get("metrics", {}) or {}),
+                }
+            )
+    finally:
+        if own:
+            play.close()
+    return result
+
+
+class MaskablePPOPolicy:
+    """A trained MaskablePPO model as a crab_gym policy ``(obs, info) -> tool call``.
+
+    It works on the env *without* ``DiscreteActions`` (the flat index is turned back into a
+    tool call through the env's codec), so it plugs into :class:`crab_gym.core.Benchmark`,
+    an LLM-free comparison, or a :class:`~crab_gym.wrappers.TrajectoryLogger`.
+    """
+
+    def __init__(self, model: Any, env: gym.Env, *, deterministic: bool = True, name: str = "maskable_ppo") -> None:
+        self.model = model
+        self.env = env
+        self.deterministic = deterministic
+        self.name = name
+
+    def reset(self, env: gym.Env | None = None) -> None:
+        if env is not None:
+            self.env = env
+
+    def __call__(self, observation: Any, info: dict[str, Any] | None = None) -> dict[str, Any]:
+        base = self.env.unwrapped
+        masks = np.asarray(base.action_masks(), dtype=bool)
+        if not masks.any():
+            masks = np.ones_like(masks)
+        observation = sb3_observation(observation, base.observation_space)
+        action, _ = self.model.predict(observation, action_masks=masks, deterministic=self.deterministic)
+        return base.codec.flat_to_call(int(np.asarray(action).reshape(-1)[0]))
+
+
+def load_maskable_ppo(path: str, **kwargs: Any) -> Any:
+    """Load a saved MaskablePPO model (on the CPU)."""
+    contrib, _ = _sb3()
+    return contrib.MaskablePPO.load(path, device="cpu", **kwargs)
