@@ -1,0 +1,331 @@
+"""Realm-P1-v0 and Realm-P2-v0: Gymnasium contract, masks, plans, metrics and rendering."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from crab_gym.baselines.heuristics_p1_p2 import EarliestStartPolicy, InsertionTourPolicy
+from crab_gym.baselines.oracles.p1_p2_references import shipped_references
+from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1
+from crab_gym.baselines.oracles.p2_tours import brute_force_p2
+from crab_gym.datasets.realm.p1 import load_p1
+from crab_gym.envs.realm.p1_checker import check_p1
+from crab_gym.envs.realm.p2_checker import check_p2
+
+from .helpers import P1_ID, P2_ID, ensure_registered, run_policy
+
+ensure_registered()
+
+METRICS = ("planning_quality", "optimality", "constraint_satisfaction")
+
+
+def _metrics_match(env_metrics, checked):
+    for key, value in checked.items():
+        assert env_metrics[key] == pytest.approx(value), key
+
+
+def _random_masked(env, seed):
+    rng = np.random.default_rng(seed)
+    base = env.unwrapped
+
+    def policy(obs, info):
+        legal = np.flatnonzero(obs["action_mask"])
+        return base.codec.flat_to_call(int(rng.choice(legal)))
+
+    return policy
+
+
+# ------------------------------------------------------------------------------ contract
+@pytest.mark.parametrize(
+    "env_id,kwargs",
+    [
+        (P1_ID, {}),
+        (P1_ID, {"instance": "p1_medium_02", "render_mode": "rgb_array"}),
+        (P1_ID, {"instance": "p1_small_03", "render_mode": "ansi"}),
+        (P1_ID, {"generator": 4, "reference": 60}),
+        (P2_ID, {}),
+        (P2_ID, {"instance": "p2_medium_04", "render_mode": "rgb_array"}),
+        (P2_ID, {"instance": "p2_large_01", "render_mode": "ansi"}),
+        (P2_ID, {"generator": {"n_groups": 5, "n_guides": 2}, "reference": 100}),
+    ],
+)
+def test_check_env_through_gym_make(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    check_env(env.unwrapped)
+    env.close()
+
+
+def test_p1_spaces_and_first_observation():
+    env = gym.make(P1_ID)
+    obs, info = env.reset(seed=0)
+    base = env.unwrapped
+    assert base.instance.name == "p1_small_00"
+    assert [t["function"]["name"] for t in base.tools()] == ["visit", "submit_plan"]
+    enum = base.tools()[0]["function"]["parameters"]["properties"]["location"]["enum"]
+    assert enum == [*base.instance.targets, "entrance"]
+    assert base.codec.n_flat == 7 and obs["action_mask"].shape == (7,)
+    assert obs["clock"][0] == 540 and obs["location"] == 0 and obs["travel_left"][0] == 70
+    assert info["clock"] == 540 and info["location"] == "entrance" and info["metrics"] == {}
+
+
+def test_p2_spaces_and_first_observation():
+    env = gym.make(P2_ID)
+    obs, info = env.reset(seed=0)
+    base = env.unwrapped
+    assert base.instance.name == "p2_small_00"
+    assert [t["function"]["name"] for t in base.tools()] == ["assign", "submit_plan"]
+    plan_schema = base.tools()[1]["function"]["parameters"]["properties"]["assignments"]
+    assert set(plan_schema["properties"]) == {"guide1", "guide2"}
+    assert base.codec.n_flat == 6 * 2 and obs["action_mask"].all()
+    assert obs["group_arrival"].tolist() == [g.arrival for g in base.instance.groups]
+
+
+def test_generator_mode_is_fixed_by_the_seed():
+    env = gym.make(P1_ID, generator={"n_targets": 5, "size": "medium"})
+    a = env.reset(seed=3)[0]
+    inst_a = env.unwrapped.instance
+    b = env.reset(seed=3)[0]
+    assert env.unwrapped.instance == inst_a and np.array_equal(a["travel"], b["travel"])
+    env.reset(seed=4)
+    assert env.unwrapped.instance != inst_a
+    assert env.unwrapped.instance.locations == inst_a.locations  # same actions every episode
+    env2 = gym.make(P2_ID, generator={"n_groups": 6, "n_guides": 3})
+    env2.reset(seed=11)
+    first = env2.unwrapped.instance
+    env2.reset(seed=11)
+    assert env2.unwrapped.instance == first
+
+
+# ------------------------------------------------------------------------------ P1 acting
+def test_p1_masked_visit_is_refused_and_changes_nothing():
+    env = gym.make(P1_ID, instance="p1_small_00", invalid_action_penalty=0.1)
+    obs, _ = env.reset(seed=0)
+    base = env.unwrapped
+    obs, _, _, _, info = env.step({"name": "visit", "arguments": {"location": "library"}})
+    assert info["valid"] and info["event"].startswith("arrived at library at 09:13")
+    obs, _, _, _, info = env.step({"name": "visit", "arguments": {"location": "library"}})
+    assert not info["valid"] and "already visited" in info["error"]
+    before = (base.tour.clock, base.tour.walked, list(base.tour.route))
+    for flat in np.flatnonzero(~base.action_masks()):
+        obs, reward, term, _, info = env.step(base.codec.flat_to_call(int(flat)))
+        assert not info["valid"] and reward == -0.1 and not term
+    assert (base.tour.clock, base.tour.walked, list(base.tour.route)) == before
+    # after the library, the five other locations and the way back all remain possible
+    assert base.action_masks().sum() == 6 and np.array_equal(obs["action_mask"], base.action_masks())
+    # the chapel opens at 12:15: waiting there closes the swimming pool (10:00-10:45)
+    obs, _, _, _, info = env.step({"name": "visit", "arguments": {"location": "chapel"}})
+    assert info["clock"] == 12 * 60 + 15 and "waited" in info["event"]
+    pool = base.codec.call_to_flat({"name": "visit", "arguments": {"location": "swimming_pool"}})
+    assert not obs["action_mask"][pool]
+    *_, info = env.step({"name": "visit", "arguments": {"location": "swimming_pool"}})
+    assert not info["valid"] and "after it closes at 10:45" in info["error"]
+
+
+def test_p1_mask_never_blocks_a_feasible_route():
+    for name in ("p1_small_02", "p1_medium_05"):
+        env = gym.make(P1_ID, instance=name)
+        env.reset(seed=0)
+        route = shipped_references("p1")[name]["plan"]["route"]
+        for loc in route[1:]:
+            flat = env.unwrapped.codec.call_to_flat({"name": "visit", "arguments": {"location": loc}})
+            assert env.unwrapped.action_masks()[flat], loc
+            *_, info = env.step({"name": "visit", "arguments": {"location": loc}})
+        assert info["metrics"]["optimality"] == 1.0
+
+
+@pytest.mark.parametrize("name", ["p1_small_00", "p1_medium_03", "p1_large_01"])
+def test_p1_oracle_plan_scores_one(name):
+    env = gym.make(P1_ID, instance=name)
+    env.reset(seed=0)
+    rec = shipped_references("p1")[name]
+    obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
+    assert term and info["valid"]
+    m = info["metrics"]
+    assert m["optimality"] == 1.0 and m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
+    assert m["travel_minutes"] == rec["value"] and reward == pytest.approx(1.0)
+    assert info["solution"]["route"] == rec["plan"]["route"]
+    _metrics_match(m, check_p1(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
+
+
+def test_p1_plan_after_some_visits_and_plan_errors():
+    env = gym.make(P1_ID, instance="p1_small_00")
+    env.reset(seed=0)
+    route = shipped_references("p1")["p1_small_00"]["plan"]["route"]
+    env.step({"name": "visit", "arguments": {"location": route[1]}})
+    bad = [
+        (["entrance", route[2], *route[3:]], "must begin with the locations walked so far"),
+        (route[:-1], "must end at entrance"),
+        ([*route[:3], route[2], *route[3:]], "listed twice"),
+        (route[:3] + ["entrance"] + route[3:], "may only open and close"),
+    ]
+    for plan, why in bad:
+        *_, info = env.unwrapped.submit_plan({"route": plan})
+        assert not info["valid"] and why in info["error"]
+    *_, info = env.step({"name": "submit_plan", "arguments": {"route": route}})
+    assert info["valid"] and info["metrics"]["optimality"] == 1.0
+
+
+def test_p1_infeasible_plan_is_scored_not_refused():
+    name = "p1_small_00"
+    inst = load_p1(name)
+    env = gym.make(P1_ID, instance=name)
+    env.reset(seed=0)
+    # reverse of the optimal tour: some windows are missed
+    route = shipped_references("p1")[name]["plan"]["route"]
+    plan = {"route": [route[0], *route[-2:0:-1], route[-1]]}
+    *_, info = env.unwrapped.submit_plan(plan)
+    m = info["metrics"]
+    assert info["valid"] and not m["feasible"] and m["optimality"] == 0.0
+    assert m["constraint_satisfaction"] < 1.0
+    _metrics_match(m, check_p1(inst, plan, 54).metrics)
+    # skipping a location: planning quality counts the visited share
+    env.reset(seed=0)
+    *_, info = env.unwrapped.submit_plan({"route": ["entrance", "library", "entrance"]})
+    assert info["metrics"]["planning_quality"] == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("name", ["p1_small_01", "p1_medium_00", "p1_large_02"])
+def test_p1_greedy_policy_is_feasible_and_checked_independently(name):
+    env = gym.make(P1_ID, instance=name)
+    info, ret, steps = run_policy(env, InsertionTourPolicy(env))
+    m = info["metrics"]
+    assert m["feasible"] and m["planning_quality"] == 1.0 and 0.9 < m["optimality"] <= 1.0
+    check = check_p1(env.unwrapped.instance, {"route": info["solution"]["route"]}, m["reference"])
+    assert check.feasible and check.cost == m["travel_minutes"]
+    _metrics_match(m, check.metrics)
+    assert ret == pytest.approx(0.5 + 0.5 * m["optimality"])
+    assert steps == env.unwrapped.instance.n
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_p1_random_masked_rollouts_agree_with_the_checker(seed):
+    env = gym.make(P1_ID, instance="p1_medium_01")
+    info, ret, _ = run_policy(env, _random_masked(env, seed), seed=seed)
+    check = check_p1(env.unwrapped.instance, info["solution"], info["metrics"]["reference"])
+    _metrics_match(info["metrics"], check.metrics)
+    assert check.constraints["route_shape"] and 0.0 <= ret <= 1.0
+
+
+def test_p1_small_generated_episode_scores_against_brute_force():
+    env = gym.make(P1_ID, generator=5)
+    env.reset(seed=8)
+    inst = env.unwrapped.instance
+    best, route = brute_force_p1(inst)
+    *_, info = env.unwrapped.submit_plan({"route": route})
+    assert info["metrics"]["reference"] == best and info["metrics"]["optimality"] == 1.0
+
+
+# ------------------------------------------------------------------------------ P2 acting
+def test_p2_assign_uses_the_earliest_free_slot_and_masks():
+    env = gym.make(P2_ID, instance="p2_small_00")
+    env.reset(seed=0)
+    base = env.unwrapped
+    inst = base.instance
+    g1 = inst.groups[0]
+    *_, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
+    assert info["valid"] and base.schedule.start[0] == max(g1.arrival, inst.guides[0].available_from)
+    *_, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide2"}})
+    assert not info["valid"] and "already has a guide" in info["error"]
+    mask = base.action_masks().reshape(6, 2)
+    assert not mask[0].any() and mask[1:].all()
+    # group2 goes to guide1 after group1's tour (or before it, if it fits)
+    env.step({"name": "assign", "arguments": {"group": "group2", "guide": "guide1"}})
+    a, b = sorted(base.schedule.start[:2])
+    assert b - a >= inst.tour_duration
+
+
+@pytest.mark.parametrize("name", ["p2_small_03", "p2_medium_01", "p2_large_04"])
+def test_p2_oracle_plan_scores_one(name):
+    env = gym.make(P2_ID, instance=name)
+    env.reset(seed=0)
+    rec = shipped_references("p2")[name]
+    obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
+    m = info["metrics"]
+    assert term and m["optimality"] == 1.0 and m["cost"] == rec["value"]
+    assert m["planning_quality"] == m["constraint_satisfaction"] == m["coordination"] == 1.0
+    assert reward == pytest.approx(1.0)
+    _metrics_match(m, check_p2(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
+
+
+def test_p2_plan_must_keep_earlier_assignments_and_list_groups_once():
+    env = gym.make(P2_ID, instance="p2_small_00")
+    env.reset(seed=0)
+    plan = shipped_references("p2")["p2_small_00"]["plan"]
+    first = plan["assignments"]["guide2"][0]  # group3 with guide2
+    env.step({"name": "assign", "arguments": {"group": "group3", "guide": "guide1"}})
+    *_, info = env.unwrapped.submit_plan(plan)
+    assert not info["valid"] and "group3 is already assigned to guide1" in info["error"]
+    env.reset(seed=0)
+    doubled = {"assignments": {"guide1": [first], "guide2": [first]}}
+    *_, info = env.unwrapped.submit_plan(doubled)
+    assert not info["valid"] and "listed more than once" in info["error"]
+
+
+def test_p2_infeasible_plan_is_scored_with_its_violations():
+    env = gym.make(P2_ID, instance="p2_small_00")
+    env.reset(seed=0)
+    inst = env.unwrapped.instance
+    early = inst.groups[0].arrival - 30
+    plan = {"assignments": {"guide1": [{"group": "group1", "start": early}, {"group": "group2", "start": early + 10}]}}
+    *_, info = env.unwrapped.submit_plan(plan)
+    m = info["metrics"]
+    assert info["valid"] and not m["feasible"] and m["optimality"] == 0.0
+    check = check_p2(inst, plan, 45)
+    assert set(check.violations) >= {"group:group1", "no_overlap:guide1", "group:group3"}
+    _metrics_match(m, check.metrics)
+    assert m["coordination"] == 0.0  # guide1 is busy but not usefully, guide2 idle
+
+
+@pytest.mark.parametrize("name", ["p2_small_05", "p2_medium_04", "p2_large_00"])
+def test_p2_greedy_policy_is_feasible_and_checked_independently(name):
+    env = gym.make(P2_ID, instance=name)
+    info, ret, steps = run_policy(env, EarliestStartPolicy(env))
+    m = info["metrics"]
+    assert m["feasible"] and m["planning_quality"] == 1.0
+    check = check_p2(env.unwrapped.instance, {"assignments": info["solution"]["assignments"]}, m["reference"])
+    assert check.feasible and check.cost == m["cost"]
+    _metrics_match(m, check.metrics)
+    assert 0.0 < m["optimality"] <= 1.0 and steps == len(env.unwrapped.instance.groups)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_p2_random_masked_rollouts_agree_with_the_checker(seed):
+    env = gym.make(P2_ID, instance="p2_medium_02")
+    info, ret, _ = run_policy(env, _random_masked(env, seed), seed=seed)
+    check = check_p2(env.unwrapped.instance, info["solution"], info["metrics"]["reference"])
+    _metrics_match(info["metrics"], check.metrics)
+    assert 0.0 <= ret <= 1.0
+
+
+def test_p2_step_wise_oracle_order_reaches_the_optimum():
+    env = gym.make(P2_ID, instance="p2_small_01")
+    env.reset(seed=0)
+    best, plan = brute_force_p2(env.unwrapped.instance)
+    for guide, tours in plan.items():
+        for tour in tours:
+            *_, info = env.step({"name": "assign", "arguments": {"group": tour["group"], "guide": guide}})
+    assert info["metrics"]["cost"] == best and info["metrics"]["optimality"] == 1.0
+
+
+# ------------------------------------------------------------------------------ rendering
+def test_renders():
+    env = gym.make(P1_ID, instance="p1_medium_00", render_mode="rgb_array")
+    env.reset(seed=0)
+    blank = env.render()
+    first = env.unwrapped.codec.flat_to_call(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    env.step(first)
+    frame = env.render()
+    assert frame.shape == (480, 640, 3) and frame.dtype == np.uint8 and not np.array_equal(blank, frame)
+    text = gym.make(P1_ID, render_mode="ansi")
+    text.reset(seed=0)
+    assert "to visit: bookstore [09:15-12:00]" in text.render()
+    env = gym.make(P2_ID, instance="p2_small_00", render_mode="rgb_array")
+    env.reset(seed=0)
+    blank = env.render()
+    env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
+    assert not np.array_equal(blank, env.render())
+    text = gym.make(P2_ID, render_mode="ansi")
+    text.reset(seed=0)
+    text.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
+    assert "guide1 [09:00-17:00, cap 15]: group1@09:00" in text.render()

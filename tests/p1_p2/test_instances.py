@@ -1,0 +1,102 @@
+"""Shipped P1/P2 instances, their references, and the seeded generators."""
+
+import itertools
+import json
+
+import pytest
+
+from crab_gym.baselines.oracles.p1_p2_references import shipped_references
+from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1
+from crab_gym.baselines.oracles.p2_tours import brute_force_p2
+from crab_gym.datasets.realm.build_p1_p2 import COUNTS
+from crab_gym.datasets.realm.p1 import INSTANCE_DIR as P1_DIR
+from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1, shipped_p1_names
+from crab_gym.datasets.realm.p2 import INSTANCE_DIR as P2_DIR
+from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.p1_checker import check_p1
+from crab_gym.envs.realm.p2_checker import check_p2
+
+SHIPPED = [("p1", n) for n in shipped_p1_names()] + [("p2", n) for n in shipped_p2_names()]
+
+
+def test_twenty_instances_per_problem_across_sizes():
+    for names in (shipped_p1_names(), shipped_p2_names()):
+        assert len(names) == 20
+        for size, count in COUNTS.items():
+            assert sum(f"_{size}_" in n for n in names) == count
+    assert [load_p1(n).n for n in shipped_p1_names() if "small" in n] == [7, 7, 7, 7, 7, 8, 8]
+    assert max(load_p1(n).n for n in shipped_p1_names()) == 36
+    assert max(len(load_p2(n).groups) for n in shipped_p2_names()) == 30
+
+
+@pytest.mark.parametrize("problem,name", SHIPPED)
+def test_shipped_instance_has_a_feasible_reference(problem, name):
+    rec = shipped_references(problem)[name]
+    inst = load_p1(name) if problem == "p1" else load_p2(name)
+    assert rec["fingerprint"] == inst.fingerprint()
+    assert rec["status"] in ("OPTIMAL", "FEASIBLE")
+    assert rec["time_limit_s"] > 0 and rec["workers"] >= 1 and rec["solver"].startswith("ortools")
+    # the stored plan is feasible and costs exactly the stored value (independent checker)
+    check = (check_p1 if problem == "p1" else check_p2)(inst, rec["plan"], rec["value"])
+    assert check.feasible and check.cost == rec["value"]
+    assert check.metrics["optimality"] == 1.0
+    if "_small_" in name:  # exhaustive search agreed when the references were built
+        assert rec["brute_force_value"] == rec["value"]
+    if problem == "p2":  # CP-SAT proved every shipped P2 reference
+        assert rec["status"] == "OPTIMAL"
+    else:  # routing proves nothing; a CP-SAT lower bound certifies (or brackets) the value
+        bound = rec["certificate"]["bound"]
+        assert bound <= rec["value"] and (rec["status"] == "OPTIMAL") == (bound == rec["value"])
+
+
+@pytest.mark.parametrize("problem,name", SHIPPED)
+def test_shipped_files_are_what_the_build_script_generates(problem, name):
+    _, size, k = name.split("_")
+    made = (generate_p1 if problem == "p1" else generate_p2)(size, seed=int(k), name=name)
+    on_disk = json.loads(((P1_DIR if problem == "p1" else P2_DIR) / f"{name}.json").read_text())
+    assert made.model_dump(mode="json", exclude_none=True) == on_disk
+
+
+def test_generators_are_seeded():
+    assert generate_p1("medium", 3) == generate_p1("medium", 3)
+    assert generate_p1("medium", 3).travel != generate_p1("medium", 4).travel
+    assert generate_p2("large", 1) == generate_p2("large", 1)
+    assert generate_p2("large", 1).groups != generate_p2("large", 2).groups
+    fixed = [generate_p1("small", s, n_targets=5).locations for s in range(3)]
+    assert fixed[0] == fixed[1] == fixed[2] and len(fixed[0]) == 6
+    p2 = generate_p2("small", 7, n_groups=9, n_guides=4)
+    assert len(p2.groups) == 9 and len(p2.guides) == 4
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_p1_is_feasible_in_minutes_and_obeys_the_triangle_rule(seed):
+    inst = generate_p1("small", 1000 + seed)
+    cost, route = brute_force_p1(inst)
+    assert cost is not None and route[0] == route[-1] == "entrance"
+    t = inst.travel
+    n = inst.n
+    assert all(t[i][j] <= t[i][k] + t[k][j] for i, j, k in itertools.product(range(n), repeat=3))
+    assert any(t[i][j] != t[j][i] for i in range(n) for j in range(n))  # asymmetric
+    assert all(480 <= lo <= hi <= 24 * 60 for lo, hi in inst.windows)  # minutes from midnight
+    assert inst.max_travel >= cost
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_p2_is_feasible(seed):
+    inst = generate_p2("small", 1000 + seed)
+    cost, plan = brute_force_p2(inst)
+    assert cost is not None
+    assert check_p2(inst, {"assignments": plan}, cost).feasible
+    for g in inst.groups:
+        assert 7 * 60 <= g.arrival <= g.preferred
+
+
+def test_models_reject_inconsistent_data():
+    base = generate_p1("small", 0).model_dump()
+    with pytest.raises(ValueError, match="4x4|7x7"):
+        P1Instance.model_validate({**base, "travel": [[0] * 4] * 4})
+    with pytest.raises(ValueError, match="open <= close"):
+        P1Instance.model_validate({**base, "windows": [(600, 500)] * 7})
+    p2 = generate_p2("small", 0).model_dump()
+    with pytest.raises(ValueError, match="unique"):
+        P2Instance.model_validate({**p2, "guides": p2["guides"] + p2["guides"][:1]})
