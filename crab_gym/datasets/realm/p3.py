@@ -1,0 +1,657 @@
+"""REALM-Bench P3, urban ride-sharing: instance model, seeded generator, upstream reader.
+
+The problem is a dial-a-ride problem (DARP) with open routes:
+
+* **Decision**: which vehicle serves which passenger request, and the order of each
+  vehicle's stops (``pickup:<id>`` and ``dropoff:<id>``). A request may be left unserved.
+* **Constraints**: each vehicle starts at its location at ``start_time``; it drives from stop
+  to stop as soon as it has served a stop; arriving at a pickup before its window opens means
+  waiting there; the pickup must happen no later than the window's close, and the dropoff no
+  later than the request's ``latest_dropoff``; a request's dropoff follows its pickup in the
+  same vehicle; the passengers on board never exceed the vehicle's ``capacity``.
+* **Objective**: minimise the total travel time of all vehicles (minutes driven; waiting is
+  free) plus ``unserved_penalty`` minutes for each request left unserved. Routes are open:
+  a vehicle ends where it drops its last passenger.
+
+Units: every time is an integer number of minutes; clock times are minutes from midnight.
+Travel between two places is the shortest path over the listed roads (see
+:mod:`crab_gym.datasets.realm.ridesharing_network`).
+
+Reading of upstream ``deadline`` (undocumented upstream): **minutes after the close of the
+pickup window** by which the passenger must be dropped off, i.e.
+``latest_dropoff = window_end + deadline``. Upstream values (about 25 to 60) are always at
+least the direct ride time, so under this reading a passenger picked up at any time inside
+the window and driven straight to the destination is on time; read as clock hours or
+minutes from midnight they would be in the past, and read from the window's *start* they
+would contradict the window's own end for the longer rides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import warnings
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.realm.ridesharing_network import (
+    NO_ROAD,
+    RoadNetwork,
+    active_at,
+    split_route,
+)
+
+Size = Literal["small", "medium", "large"]
+
+INSTANCE_DIR = Path(__file__).with_name("instances") / "p3"
+
+#: Default minutes charged for each unserved request (more than any detour in our cities).
+DEFAULT_UNSERVED_PENALTY = 1000
+
+#: (places, vehicles, requests) ranges per size class.
+SIZE_TARGETS: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[int, int]]] = {
+    "small": ((6, 8), (2, 2), (3, 5)),
+    "medium": ((10, 12), (3, 4), (8, 12)),
+    "large": ((15, 20), (5, 6), (20, 28)),
+}
+
+_PLACES = (
+    "downtown", "airport", "stadium", "mall", "university", "park", "suburb", "hospital",
+    "train_station", "harbor", "old_town", "museum", "market", "zoo", "riverside", "tech_park",
+    "convention_center", "city_hall", "beach", "industrial_zone", "north_end", "south_end",
+    "west_side", "east_side", "library",
+)
+
+
+class Vehicle(BaseModel):
+    """A vehicle: where it waits at ``start_time`` and how many passengers it seats."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vehicle_id: str = Field(min_length=1)
+    location: str
+    capacity: int = Field(ge=1)
+    fuel: float | None = Field(default=None, description="upstream value, kept but not enforced")
+
+
+class RideRequest(BaseModel):
+    """A passenger's ride: pickup window and latest dropoff, in minutes from midnight."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    passenger_id: str = Field(min_length=1)
+    pickup: str
+    dropoff: str
+    pickup_window: tuple[int, int] = Field(description="[earliest, latest] pickup minute")
+    latest_dropoff: int
+    passengers: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RideRequest:
+        lo, hi = self.pickup_window
+        if lo < 0 or hi < lo:
+            raise ValueError(f"pickup_window {self.pickup_window} must satisfy 0 <= earliest <= latest")
+        if self.latest_dropoff < lo:
+            raise ValueError(f"latest_dropoff {self.latest_dropoff} is before the window opens ({lo})")
+        return self
+
+
+class P3Instance(BaseModel):
+    """One ride-sharing instance (see the module docstring for the model)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    size: str | None = None
+    locations: list[str] = Field(min_length=2)
+    roads: list[list[int | None]] = Field(
+        description="roads[i][j]: minutes on the direct road i -> j (None: no road)"
+    )
+    coords: list[tuple[float, float]] | None = Field(default=None, description="map positions, drawing only")
+    requests: list[RideRequest]
+    vehicles: list[Vehicle] = Field(min_length=1)
+    start_time: int = Field(ge=0, description="minute the vehicles become available")
+    unserved_penalty: int = Field(default=DEFAULT_UNSERVED_PENALTY, ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> P3Instance:
+        n = len(self.locations)
+        if len(set(self.locations)) != n:
+            raise ValueError("location names must be unique")
+        if len(self.roads) != n or any(len(row) != n for row in self.roads):
+            raise ValueError(f"roads must be a {n}x{n} matrix")
+        if any(v is not None and v < 0 for row in self.roads for v in row):
+            raise ValueError("road minutes must be non-negative")
+        if self.coords is not None and len(self.coords) != n:
+            raise ValueError("coords needs one position per location")
+        names = set(self.locations)
+        ids = [r.passenger_id for r in self.requests]
+        if len(set(ids)) != len(ids):
+            raise ValueError("passenger ids must be unique")
+        for r in self.requests:
+            for loc in (r.pickup, r.dropoff):
+                if loc not in names:
+                    raise ValueError(f"request {r.passenger_id}: unknown location {loc!r}")
+        vids = [v.vehicle_id for v in self.vehicles]
+        if len(set(vids)) != len(vids):
+            raise ValueError("vehicle ids must be unique")
+        for v in self.vehicles:
+            if v.location not in names:
+                raise ValueError(f"vehicle {v.vehicle_id}: unknown location {v.location!r}")
+        if not self.network.connected():
+            raise ValueError("some places cannot be reached from others over the roads")
+        return self
+
+    # -- conveniences -------------------------------------------------------------------
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Location name -> matrix row."""
+        return {name: i for i, name in enumerate(self.locations)}
+
+    @cached_property
+    def network(self) -> RoadNetwork:
+        return RoadNetwork(self.locations, self.roads)
+
+    @cached_property
+    def travel(self) -> np.ndarray:
+        """Undisrupted shortest-path minutes between places (read-only)."""
+        t = self.network.static.copy()
+        t.setflags(write=False)
+        return t
+
+    @property
+    def n_requests(self) -> int:
+        return len(self.requests)
+
+    @property
+    def n_vehicles(self) -> int:
+        return len(self.vehicles)
+
+    @property
+    def horizon(self) -> int:
+        """Latest minute anything can matter (the last latest dropoff)."""
+        ends = [r.latest_dropoff for r in self.requests] or [self.start_time]
+        return max(max(ends), self.start_time)
+
+    def stop_names(self) -> list[str]:
+        """Stop labels in stop-code order: ``pickup:<id>`` = 2r, ``dropoff:<id>`` = 2r + 1."""
+        out = []
+        for r in self.requests:
+            out += [f"pickup:{r.passenger_id}", f"dropoff:{r.passenger_id}"]
+        return out
+
+    def stop_location(self, code: int) -> int:
+        """Matrix row of a stop code."""
+        r = self.requests[code // 2]
+        return self.index[r.dropoff if code % 2 else r.pickup]
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the optimum (not the name or the drawing)."""
+        core = self.model_dump(
+            mode="json", exclude={"name", "description", "size", "coords"}
+        )
+        return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_json(self) -> str:
+        return self.model_dump_json(exclude_none=True)
+
+    def to_upstream(self) -> dict[str, Any]:
+        """This instance in upstream REALM-Bench's P3 shape (hours, ``deadline``).
+
+        Adds ``start_time`` (hours), which upstream files lack, so that a round trip keeps it.
+        """
+        return _to_upstream(self)
+
+
+# ---------------------------------------------------------------------------------------
+# Seeded generator
+# ---------------------------------------------------------------------------------------
+def _floor5(x: float) -> int:
+    return int(math.floor(x / 5.0) * 5)
+
+
+def draw_city(rng: np.random.Generator, size: str) -> tuple[list[str], list[tuple[float, float]], list[list[int]]]:
+    """Places on a 20 km x 14 km map; minutes = 2 per km (30 km/h) + 2, complete and symmetric."""
+    lo, hi = SIZE_TARGETS[size][0]
+    n = int(rng.integers(lo, hi + 1))
+    names = [str(x) for x in rng.permutation(_PLACES)[:n]]
+    xy = np.column_stack([rng.uniform(0, 20, n), rng.uniform(0, 14, n)])
+    dist = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+    minutes = np.ceil(2.0 * dist + 2.0 - 1e-9).astype(int)
+    np.fill_diagonal(minutes, 0)
+    coords = [(round(float(x), 2), round(float(y), 2)) for x, y in xy]
+    return names, coords, minutes.tolist()
+
+
+def plant_requests(
+    rng: np.random.Generator,
+    size: str,
+    names: list[str],
+    roads: list[list[int]],
+    disruptions: tuple = (),
+    start_time: int = 7 * 60,
+) -> tuple[list[Vehicle], list[RideRequest], dict[str, list[str]]]:
+    """Vehicles and requests around a hidden plan that serves every request on time.
+
+    Each vehicle drives a hidden route, one passenger at a time, departing as soon as it has
+    served a stop (travel times from the network at departure, so ``disruptions`` are
+    honoured); each window is drawn around the hidden pickup minute and each latest dropoff
+    after the hidden dropoff minute. So every generated instance can be fully served; the
+    hidden plan (REALM solution shape) is returned as the certificate.
+    """
+    network = RoadNetwork(names, roads)
+    (_, _), (vlo, vhi), (rlo, rhi) = SIZE_TARGETS[size]
+    n_vehicles = int(rng.integers(vlo, vhi + 1))
+    n_requests = int(rng.integers(rlo, rhi + 1))
+    n = len(names)
+    vehicles = [
+        Vehicle(
+            vehicle_id=f"v{k + 1}",
+            location=names[int(rng.integers(n))],
+            capacity=int(rng.integers(2, 5)),
+            fuel=100.0,
+        )
+        for k in range(n_vehicles)
+    ]
+    owner = np.sort(rng.integers(0, n_vehicles, n_requests))
+    owner[: min(n_vehicles, n_requests)] = np.arange(min(n_vehicles, n_requests))
+    rng.shuffle(owner)
+
+    def tt(a: int, b: int, t: int) -> int:
+        return int(network.matrix_at(active_at(disruptions, t), t)[a, b])
+
+    requests: list[tuple[int, RideRequest]] = []
+    owners: list[str] = []
+    for k, veh in enumerate(vehicles):
+        here, t = network.index[veh.location], start_time
+        for _ in range(int((owner == k).sum())):
+            p = int(rng.integers(n))
+            d = int(rng.choice([x for x in range(n) if x != p]))
+            arrive = t + tt(here, p, t)
+            service = arrive + 5 * int(rng.integers(0, 9))  # an optional wait of 0..40 minutes
+            width = 5 * int(rng.integers(4, 10))  # 20..45 minutes
+            earliest = max(_floor5(service - 5 * int(rng.integers(0, width // 5))), 0)
+            latest = max(earliest + width, service)
+            drop = service + tt(p, d, service)
+            latest_dropoff = max(latest + int(network.static[p, d]) + 5 * int(rng.integers(2, 7)), drop + 5)
+            requests.append(
+                (
+                    service,
+                    RideRequest(
+                        passenger_id="tmp",
+                        pickup=names[p],
+                        dropoff=names[d],
+                        pickup_window=(earliest, latest),
+                        latest_dropoff=latest_dropoff,
+                    ),
+                )
+            )
+            owners.append(veh.vehicle_id)
+            here, t = d, drop
+    # passenger ids in order of the hidden pickup times (ties: by drawing order)
+    order = sorted(range(len(requests)), key=lambda i: requests[i][0])
+    pid = {i: f"p{rank + 1}" for rank, i in enumerate(order)}
+    named = [requests[i][1].model_copy(update={"passenger_id": pid[i]}) for i in order]
+    hidden: dict[str, list[str]] = {v.vehicle_id: [] for v in vehicles}
+    for i in range(len(requests)):  # drawing order = each vehicle's driving order
+        hidden[owners[i]] += [f"pickup:{pid[i]}", f"dropoff:{pid[i]}"]
+    return vehicles, named, hidden
+
+
+def generate_p3(size: Size = "small", seed: int = 0, name: str | None = None) -> P3Instance:
+    """Draw a ride-sharing instance of a size class; the same seed gives the same instance.
+
+    Every generated instance can serve all its requests (see :func:`plant_requests`).
+    """
+    return generate_p3_with_plan(size, seed, name)[0]
+
+
+def generate_p3_with_plan(
+    size: Size = "small", seed: int = 0, name: str | None = None
+) -> tuple[P3Instance, dict[str, list[str]]]:
+    """:func:`generate_p3` and the hidden plan that serves every request (a feasibility proof)."""
+    if size not in SIZE_TARGETS:
+        raise ValueError(f"size must be one of {sorted(SIZE_TARGETS)}, got {size!r}")
+    rng = np.random.default_rng([3, seed, list(SIZE_TARGETS).index(size)])
+    names, coords, roads = draw_city(rng, size)
+    start_time = 7 * 60
+    vehicles, requests, hidden = plant_requests(rng, size, names, roads, (), start_time)
+    inst = P3Instance(
+        name=name or f"p3_{size}_seed{seed}",
+        description=(
+            f"Urban ride-sharing ({size}): {len(vehicles)} vehicles serve {len(requests)} "
+            f"passenger requests across {len(names)} places."
+        ),
+        size=size,
+        locations=names,
+        roads=roads,
+        coords=coords,
+        requests=requests,
+        vehicles=vehicles,
+        start_time=start_time,
+    )
+    return inst, hidden
+
+
+# ---------------------------------------------------------------------------------------
+# Upstream REALM-Bench P3 JSON -> P3Instance (and back)
+# ---------------------------------------------------------------------------------------
+def _number(value: Any, source: str, field: str, *, low: float = 0.0, high: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InstanceFormatError(source, f"expected a number, got {value!r}", field=field)
+    if value < low or (high is not None and value > high):
+        bounds = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
+        raise InstanceFormatError(source, f"expected a number {bounds}, got {value!r}", field=field)
+    return float(value)
+
+
+def _hours(value: Any, source: str, field: str) -> int:
+    return int(round(_number(value, source, field, high=48.0) * 60))
+
+
+def _text(value: Any, source: str, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InstanceFormatError(source, f"expected a non-empty string, got {value!r}", field=field)
+    return value
+
+
+def _list(data: dict, key: str, source: str) -> list:
+    if key not in data:
+        raise InstanceFormatError(source, "missing required key", field=key)
+    value = data[key]
+    if not isinstance(value, list):
+        raise InstanceFormatError(source, f"expected a list, got {type(value).__name__}", field=key)
+    return value
+
+
+def _parse_city(data: dict, source: str) -> tuple[list[str], list[list[int | None]]]:
+    city = data.get("city_map")
+    if not isinstance(city, dict):
+        raise InstanceFormatError(source, "missing or not an object", field="city_map")
+    locations = city.get("locations")
+    if not isinstance(locations, list) or len(locations) < 2 or not all(isinstance(x, str) and x for x in locations):
+        raise InstanceFormatError(source, "expected a list of at least two names", field="city_map.locations")
+    if len(set(locations)) != len(locations):
+        raise InstanceFormatError(source, "location names repeat", field="city_map.locations")
+    distances = city.get("distances")
+    if not isinstance(distances, dict):
+        raise InstanceFormatError(source, 'expected an object {"a-b": minutes}', field="city_map.distances")
+    n, idx = len(locations), {x: i for i, x in enumerate(locations)}
+    raw: list[list[float | None]] = [[None] * n for _ in range(n)]
+    for key, val in distances.items():
+        field = f"city_map.distances[{key!r}]"
+        pair = split_route(str(key), locations)
+        if pair is None:
+            raise InstanceFormatError(source, "key is not 'from-to' over known locations", field=field)
+        raw[idx[pair[0]]][idx[pair[1]]] = _number(val, source, field)
+    roads: list[list[int | None]] = [[None] * n for _ in range(n)]
+    rounded = 0
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                roads[i][j] = 0
+                continue
+            val = raw[i][j]
+            if val is None and raw[j][i] is not None:
+                val = raw[j][i]
+                warnings.warn(
+                    f"{source}: city_map.distances['{locations[i]}-{locations[j]}'] missing; "
+                    f"used '{locations[j]}-{locations[i]}' = {val:g} (roads are two-way)",
+                    RealmRepairWarning,
+                    stacklevel=3,
+                )
+            if val is None:
+                continue
+            if val != int(val):
+                rounded += 1
+            roads[i][j] = int(math.floor(val + 0.5))
+    if rounded:
+        warnings.warn(
+            f"{source}: rounded {rounded} non-integer distances to whole minutes",
+            RealmRepairWarning,
+            stacklevel=3,
+        )
+    net = RoadNetwork(locations, roads)
+    if not net.connected():
+        bad = [
+            f"{locations[i]}-{locations[j]}"
+            for i in range(n)
+            for j in range(n)
+            if net.static[i, j] >= NO_ROAD
+        ]
+        raise InstanceFormatError(
+            source, f"no way between some places over the listed roads (e.g. {bad[0]})", field="city_map.distances"
+        )
+    return list(locations), roads
+
+
+def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideRequest]:
+    out: list[RideRequest] = []
+    seen: set[str] = set()
+    for k, item in enumerate(_list(data, "ride_requests", source)):
+        base = f"ride_requests[{k}]"
+        if not isinstance(item, dict):
+            raise InstanceFormatError(source, "expected an object", field=base)
+        pid = _text(item.get("passenger_id"), source, f"{base}.passenger_id")
+        if pid in seen:
+            raise InstanceFormatError(source, f"passenger id {pid!r} repeats", field=f"{base}.passenger_id")
+        seen.add(pid)
+        stops = {}
+        for key in ("pickup", "dropoff"):
+            loc = item.get(key)
+            if loc not in names:
+                raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.{key}")
+            stops[key] = loc
+        window = item.get("time_window")
+        field = f"{base}.time_window"
+        if not isinstance(window, (list, tuple)) or len(window) != 2:
+            raise InstanceFormatError(source, f"expected [start_hour, end_hour], got {window!r}", field=field)
+        lo = _hours(window[0], source, field + "[0]")
+        hi = _hours(window[1], source, field + "[1]")
+        if hi < lo:
+            # Upstream added the minute overflow to the shared hour without carrying it:
+            # the start belongs to the previous hour.
+            fixed = lo - 60
+            if fixed < 0 or hi < fixed:
+                raise InstanceFormatError(
+                    source, f"inverted window {list(window)} cannot be repaired by moving its start back one hour",
+                    field=field,
+                )
+            warnings.warn(
+                f"{source}: {field} is inverted ({window[0]:g} > {window[1]:g} hours); "
+                f"moved its start back one hour: [{fixed / 60:g}, {hi / 60:g}] hours",
+                RealmRepairWarning,
+                stacklevel=3,
+            )
+            lo = fixed
+        if "deadline" not in item:
+            raise InstanceFormatError(source, "missing required key", field=f"{base}.deadline")
+        deadline = _number(item["deadline"], source, f"{base}.deadline")
+        out.append(
+            RideRequest(
+                passenger_id=pid,
+                pickup=stops["pickup"],
+                dropoff=stops["dropoff"],
+                pickup_window=(lo, hi),
+                latest_dropoff=hi + int(round(deadline)),
+            )
+        )
+    return out
+
+
+def _parse_vehicles(data: dict, source: str, names: set[str]) -> list[Vehicle]:
+    out: list[Vehicle] = []
+    seen: set[str] = set()
+    items = _list(data, "vehicles", source)
+    if not items:
+        raise InstanceFormatError(source, "needs at least one vehicle", field="vehicles")
+    for k, item in enumerate(items):
+        base = f"vehicles[{k}]"
+        if not isinstance(item, dict):
+            raise InstanceFormatError(source, "expected an object", field=base)
+        vid = _text(item.get("vehicle_id"), source, f"{base}.vehicle_id")
+        if vid in seen:
+            raise InstanceFormatError(source, f"vehicle id {vid!r} repeats", field=f"{base}.vehicle_id")
+        seen.add(vid)
+        loc = item.get("location")
+        if loc not in names:
+            raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.location")
+        cap = item.get("capacity")
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap < 1 or cap != int(cap):
+            raise InstanceFormatError(source, f"expected a whole number >= 1, got {cap!r}", field=f"{base}.capacity")
+        fuel = item.get("fuel")
+        if fuel is not None:
+            fuel = _number(fuel, source, f"{base}.fuel")
+        out.append(Vehicle(vehicle_id=vid, location=loc, capacity=int(cap), fuel=fuel))
+    return out
+
+
+def default_start_time(requests: list[RideRequest]) -> int:
+    """Upstream files have no start time: one hour before the hour of the first window."""
+    if not requests:
+        return 0
+    first = min(r.pickup_window[0] for r in requests)
+    return max(0, (first // 60) * 60 - 60)
+
+
+def upstream_p3_fields(data: Any, source: str) -> dict[str, Any]:
+    """The keyword arguments of :class:`P3Instance` read from an upstream mapping."""
+    if not isinstance(data, dict):
+        raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
+    locations, roads = _parse_city(data, source)
+    names = set(locations)
+    requests = _parse_requests(data, source, names)
+    vehicles = _parse_vehicles(data, source, names)
+    start = data.get("start_time")
+    start_time = _hours(start, source, "start_time") if start is not None else default_start_time(requests)
+    return {
+        "name": str(data.get("instance_id") or Path(str(source)).stem),
+        "description": str(data.get("description", "")),
+        "locations": locations,
+        "roads": roads,
+        "requests": requests,
+        "vehicles": vehicles,
+        "start_time": start_time,
+    }
+
+
+def from_upstream_p3(data: dict, source: str) -> P3Instance:
+    """Convert a user's own upstream REALM-Bench P3 mapping into a :class:`P3Instance`.
+
+    Window hours become minutes from midnight; ``deadline`` becomes
+    ``latest_dropoff = window_end + deadline`` (see the module docstring). Repairs, each
+    reported as a :class:`RealmRepairWarning`: an inverted window gets its start moved back one
+    hour (the upstream minute-overflow bug); a missing ``b-a`` distance is filled from
+    ``a-b``; non-integer minutes are rounded. Anything unusable raises
+    :class:`InstanceFormatError` naming ``source`` and the field.
+    """
+    fields = upstream_p3_fields(data, source)
+    try:
+        return P3Instance(**fields)
+    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
+        raise InstanceFormatError(source, str(exc)) from exc
+
+
+def _hours_out(minutes: int) -> float:
+    return minutes / 60.0
+
+
+def _to_upstream(inst: P3Instance) -> dict[str, Any]:
+    distances = {}
+    for i, a in enumerate(inst.locations):
+        for j, b in enumerate(inst.locations):
+            if i != j and inst.roads[i][j] is not None:
+                distances[f"{a}-{b}"] = int(inst.roads[i][j])
+    return {
+        "instance_id": inst.name,
+        "city_map": {"locations": list(inst.locations), "distances": distances},
+        "ride_requests": [
+            {
+                "passenger_id": r.passenger_id,
+                "pickup": r.pickup,
+                "dropoff": r.dropoff,
+                "time_window": [_hours_out(r.pickup_window[0]), _hours_out(r.pickup_window[1])],
+                "deadline": r.latest_dropoff - r.pickup_window[1],
+            }
+            for r in inst.requests
+        ],
+        "vehicles": [
+            {
+                "vehicle_id": v.vehicle_id,
+                "location": v.location,
+                "capacity": v.capacity,
+                "fuel": v.fuel if v.fuel is not None else 100,
+            }
+            for v in inst.vehicles
+        ],
+        "start_time": _hours_out(inst.start_time),
+        "description": inst.description or "Urban ride-sharing instance",
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Loading: shipped name | path | mapping | object
+# ---------------------------------------------------------------------------------------
+def shipped_p3_names() -> list[str]:
+    """Names of the shipped P3 instances, sorted."""
+    return sorted(p.stem for p in INSTANCE_DIR.glob("p3_*.json") if p.stem != "references")
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file, turning syntax errors into :class:`InstanceFormatError`."""
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    except OSError as exc:
+        raise InstanceFormatError(str(path), f"cannot read the file: {exc.strerror}") from exc
+
+
+def validate_model(model: type[BaseModel], data: Any, source: str) -> Any:
+    """``model.model_validate`` with errors as :class:`InstanceFormatError` (first field named)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err.get("loc", ())) or None
+        raise InstanceFormatError(source, err.get("msg", "invalid"), field=field) from exc
+
+
+def load_p3(instance: str | Path | dict | P3Instance) -> P3Instance:
+    """A P3 instance from a shipped name, a JSON path (ours or upstream's), a mapping or itself."""
+    if isinstance(instance, P3Instance):
+        return instance
+    if isinstance(instance, dict):
+        data, source = instance, "<mapping>"
+    else:
+        text = str(instance)
+        path = INSTANCE_DIR / f"{text}.json"
+        if not (isinstance(instance, str) and path.is_file()):
+            path = Path(text)
+            if not path.is_file():
+                raise InstanceFormatError(
+                    text,
+                    "no such file, and not a shipped P3 instance "
+                    f"(shipped: {', '.join(shipped_p3_names()[:3])}, ...)",
+                )
+        data, source = read_json(path), path.name
+    return from_mapping(data, source)
+
+
+def from_mapping(data: Any, source: str) -> P3Instance:
+    """Our own JSON (a dumped :class:`P3Instance`) or any upstream REALM-Bench P3/P4 mapping."""
+    from crab_gym.datasets.realm.upstream import convert_upstream, detect_problem
+
+    problem = detect_problem(data)
+    if problem is None:
+        return validate_model(P3Instance, data, source)
+    if problem not in ("P3", "P4"):
+        raise InstanceFormatError(source, f"this is a REALM-Bench {problem} file, not a ride-sharing (P3/P4) one")
+    return convert_upstream(data, source)

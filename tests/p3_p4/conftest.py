@@ -1,0 +1,25 @@
+"""Shared fixtures: an isolated oracle cache, and the env ids registered for the tests."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+ENTRY_POINTS = {
+    "Realm-P3-v0": "crab_gym.envs.realm.p3_ridesharing:RideSharingEnv",
+    "Realm-P4-v0": "crab_gym.envs.realm.p4_disruptions:RideSharingDisruptionEnv",
+}
+
+
+def pytest_configure(config):
+    import crab_gym  # noqa: F401  (registers whatever the package already registers)
+
+    for env_id, entry in ENTRY_POINTS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """On-demand oracle results go to a temporary folder, not the user's cache."""
+    monkeypatch.setenv("CRAB_GYM_CACHE", str(tmp_path_factory.getbasetemp() / "crab_cache"))
