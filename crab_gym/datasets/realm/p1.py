@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
 
 Size = Literal["small", "medium", "large"]
 
@@ -385,37 +386,15 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
 # ---------------------------------------------------------------------------------------
 def shipped_p1_names() -> list[str]:
     """Names of the shipped P1 instances, sorted."""
-    return sorted(p.stem for p in INSTANCE_DIR.glob("p1_*.json"))
+    return shipped_names(INSTANCE_DIR, "p1")
 
 
 def _from_mapping(data: Any, source: str) -> P1Instance:
     if isinstance(data, dict) and "distances" in data and "travel" not in data:
         return from_upstream_p1(data, source)
-    try:
-        return P1Instance.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise InstanceFormatError(source, err.get("msg", "invalid"), field=field) from exc
+    return validate_model(P1Instance, data, source)
 
 
 def load_p1(instance: str | Path | dict | P1Instance) -> P1Instance:
     """A P1 instance from a shipped name, a JSON path (ours or upstream's), a mapping or itself."""
-    if isinstance(instance, P1Instance):
-        return instance
-    if isinstance(instance, dict):
-        return _from_mapping(instance, "<mapping>")
-    text = str(instance)
-    if isinstance(instance, str) and (INSTANCE_DIR / f"{text}.json").is_file():
-        path = INSTANCE_DIR / f"{text}.json"
-    else:
-        path = Path(text)
-        if not path.is_file():
-            raise InstanceFormatError(
-                text, f"no such file, and not a shipped P1 instance (shipped: {', '.join(shipped_p1_names()[:3])}, ...)"
-            )
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    return _from_mapping(data, path.name)
+    return load_instance(instance, P1Instance, instance_dir=INSTANCE_DIR, problem="P1", from_mapping=_from_mapping)

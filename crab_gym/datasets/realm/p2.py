@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
 
 Size = Literal["small", "medium", "large"]
 
@@ -343,37 +344,15 @@ def from_upstream_p2(data: dict, source: str) -> P2Instance:
 # ---------------------------------------------------------------------------------------
 def shipped_p2_names() -> list[str]:
     """Names of the shipped P2 instances, sorted."""
-    return sorted(p.stem for p in INSTANCE_DIR.glob("p2_*.json"))
+    return shipped_names(INSTANCE_DIR, "p2")
 
 
 def _from_mapping(data: Any, source: str) -> P2Instance:
     if isinstance(data, dict) and "visitor_groups" in data:
         return from_upstream_p2(data, source)
-    try:
-        return P2Instance.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise InstanceFormatError(source, err.get("msg", "invalid"), field=field) from exc
+    return validate_model(P2Instance, data, source)
 
 
 def load_p2(instance: str | Path | dict | P2Instance) -> P2Instance:
     """A P2 instance from a shipped name, a JSON path (ours or upstream's), a mapping or itself."""
-    if isinstance(instance, P2Instance):
-        return instance
-    if isinstance(instance, dict):
-        return _from_mapping(instance, "<mapping>")
-    text = str(instance)
-    if isinstance(instance, str) and (INSTANCE_DIR / f"{text}.json").is_file():
-        path = INSTANCE_DIR / f"{text}.json"
-    else:
-        path = Path(text)
-        if not path.is_file():
-            raise InstanceFormatError(
-                text, f"no such file, and not a shipped P2 instance (shipped: {', '.join(shipped_p2_names()[:3])}, ...)"
-            )
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    return _from_mapping(data, path.name)
+    return load_instance(instance, P2Instance, instance_dir=INSTANCE_DIR, problem="P2", from_mapping=_from_mapping)

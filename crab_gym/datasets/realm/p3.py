@@ -40,6 +40,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.realm.loading import read_json  # noqa: F401 (re-exported: public here before loading.py)
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
 from crab_gym.datasets.realm.ridesharing_network import (
     NO_ROAD,
     RoadNetwork,
@@ -601,48 +603,12 @@ def _to_upstream(inst: P3Instance) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 def shipped_p3_names() -> list[str]:
     """Names of the shipped P3 instances, sorted."""
-    return sorted(p.stem for p in INSTANCE_DIR.glob("p3_*.json") if p.stem != "references")
-
-
-def read_json(path: Path) -> Any:
-    """Parse a JSON file, turning syntax errors into :class:`InstanceFormatError`."""
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    except OSError as exc:
-        raise InstanceFormatError(str(path), f"cannot read the file: {exc.strerror}") from exc
-
-
-def validate_model(model: type[BaseModel], data: Any, source: str) -> Any:
-    """``model.model_validate`` with errors as :class:`InstanceFormatError` (first field named)."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise InstanceFormatError(source, err.get("msg", "invalid"), field=field) from exc
+    return shipped_names(INSTANCE_DIR, "p3")
 
 
 def load_p3(instance: str | Path | dict | P3Instance) -> P3Instance:
     """A P3 instance from a shipped name, a JSON path (ours or upstream's), a mapping or itself."""
-    if isinstance(instance, P3Instance):
-        return instance
-    if isinstance(instance, dict):
-        data, source = instance, "<mapping>"
-    else:
-        text = str(instance)
-        path = INSTANCE_DIR / f"{text}.json"
-        if not (isinstance(instance, str) and path.is_file()):
-            path = Path(text)
-            if not path.is_file():
-                raise InstanceFormatError(
-                    text,
-                    "no such file, and not a shipped P3 instance "
-                    f"(shipped: {', '.join(shipped_p3_names()[:3])}, ...)",
-                )
-        data, source = read_json(path), path.name
-    return from_mapping(data, source)
+    return load_instance(instance, P3Instance, instance_dir=INSTANCE_DIR, problem="P3", from_mapping=from_mapping)
 
 
 def from_mapping(data: Any, source: str) -> P3Instance:

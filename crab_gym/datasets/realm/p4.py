@@ -45,10 +45,9 @@ from crab_gym.datasets.realm.p3 import (
     draw_city,
     from_mapping,
     plant_requests,
-    read_json,
     upstream_p3_fields,
-    validate_model,
 )
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
 from crab_gym.datasets.realm.ridesharing_network import split_route
 
 INSTANCE_DIR = Path(__file__).with_name("instances") / "p4"
@@ -373,33 +372,22 @@ def from_upstream_p4(data: dict, source: str) -> P4Instance:
 # ---------------------------------------------------------------------------------------
 def shipped_p4_names() -> list[str]:
     """Names of the shipped P4 instances, sorted."""
-    return sorted(p.stem for p in INSTANCE_DIR.glob("p4_*.json"))
+    return shipped_names(INSTANCE_DIR, "p4")
+
+
+def _from_mapping(data: Any, source: str) -> P4Instance:
+    """Our own P4 JSON, else anything :func:`~crab_gym.datasets.realm.p3.from_mapping` reads."""
+    if isinstance(data, dict) and "city_map" not in data and "disruptions" in data:
+        return validate_model(P4Instance, data, source)
+    return load_p4(from_mapping(data, source))
 
 
 def load_p4(instance: str | Path | dict | P3Instance) -> P4Instance:
     """A P4 instance from a shipped name, a JSON path (ours or upstream's), a mapping or an
     object (a plain P3 instance becomes a P4 instance without disruptions)."""
-    if isinstance(instance, P4Instance):
-        return instance
-    if isinstance(instance, P3Instance):
+    if isinstance(instance, P3Instance) and not isinstance(instance, P4Instance):
         return P4Instance(**{k: getattr(instance, k) for k in P3Instance.model_fields}, disruptions=[])
-    if isinstance(instance, dict):
-        data, source = instance, "<mapping>"
-    else:
-        text = str(instance)
-        path = INSTANCE_DIR / f"{text}.json"
-        if not (isinstance(instance, str) and path.is_file()):
-            path = Path(text)
-            if not path.is_file():
-                raise InstanceFormatError(
-                    text,
-                    "no such file, and not a shipped P4 instance "
-                    f"(shipped: {', '.join(shipped_p4_names()[:3])}, ...)",
-                )
-        data, source = read_json(path), path.name
-    if isinstance(data, dict) and "city_map" not in data and "disruptions" in data:
-        return validate_model(P4Instance, data, source)
-    return load_p4(from_mapping(data, source))
+    return load_instance(instance, P4Instance, instance_dir=INSTANCE_DIR, problem="P4", from_mapping=_from_mapping)
 
 
 def disruption_to_json(d: _Disruption) -> dict[str, Any]:

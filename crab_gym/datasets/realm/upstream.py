@@ -19,11 +19,11 @@ Converters are imported lazily, so reading one problem never imports the others.
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
 from crab_gym.datasets.errors import InstanceFormatError
+from crab_gym.datasets.realm.loading import read_json
 
 #: (problem, required keys, module, converter) in detection order (P4 before P3).
 _PROBLEMS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
@@ -72,8 +72,4 @@ def load_realm_instance(path: str | Path) -> Any:
     path = Path(path)
     if not path.is_file():
         raise InstanceFormatError(str(path), "no such file")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    return convert_upstream(data, path.name)
+    return convert_upstream(read_json(path), path.name)

@@ -127,23 +127,12 @@ class JobShopSchedule:
         The caller checks legality with :meth:`can_dispatch` (the env does, in
         ``_check_action``); this method assumes it.
         """
+        t, i = self.earliest_start(job)
         k = self.next_op[job]
         mc = self._mach[job][k]
-        p = self._dur[job][k]
-        t = self.job_ready[job]
-        starts = self.m_starts[mc]
-        ends = self.m_ends[mc]
-        i = bisect_right(ends, t)
-        count = len(starts)
-        while i < count:
-            if t + p <= starts[i]:
-                break
-            e = ends[i]
-            if e > t:
-                t = e
-            i += 1
-        end = t + p
-        if i == count:
+        end = t + self._dur[job][k]
+        starts, ends = self.m_starts[mc], self.m_ends[mc]
+        if i == len(starts):
             starts.append(t)
             ends.append(end)
             self.m_jobs[mc].append(job)

@@ -33,6 +33,7 @@ from crab_gym.datasets.jssp.library import load_jssp_instance
 from crab_gym.datasets.jssp.model import JSSPInstance
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas, colour
+from crab_gym.envs.realm.common import InstanceSwapMixin, RenderModesMixin, goal_graph
 from crab_gym.envs.realm.jssp_schedule import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
@@ -86,7 +87,7 @@ def _within_reference(env: Any) -> bool:
     return env.schedule.complete and env.schedule.makespan <= env.reference_makespan
 
 
-class JobShopEnv(CrabEnv):
+class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     """Job-shop scheduling by dispatching (RL) or whole plans (LLM agents).
 
     Args:
@@ -173,20 +174,16 @@ class JobShopEnv(CrabEnv):
         if max(max(r) for r in inst.durations) > self._max_p:
             raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
 
+    def _load_instance(self, spec: Any) -> JSSPInstance:
+        return load_jssp_instance(spec)
+
+    def _draw_instance(self) -> JSSPInstance:
+        g = self._generator
+        return random_instance(g["n_jobs"], g["n_machines"], self.np_random, low=g["low"], high=g["high"])
+
     # ================================================================== CrabEnv hooks
     def _reset_state(self, options: dict[str, Any] | None) -> None:
-        options = options or {}
-        new = options.get("instance")
-        if new is not None:
-            inst = load_jssp_instance(new)
-            self._check_fits(inst)
-            self._use_instance(inst)
-        elif self._generator is not None:
-            g = self._generator
-            self._use_instance(
-                random_instance(g["n_jobs"], g["n_machines"], self.np_random, low=g["low"], high=g["high"])
-            )
-        else:
+        if not self._next_instance(options):
             self.schedule.reset()
         self._last_op = None
 
@@ -197,11 +194,8 @@ class JobShopEnv(CrabEnv):
         (it depends on the number of jobs only); GraphEvaluator keeps the passes.
         """
         if self._graph is None:
-            graph = nx.DiGraph()
-            graph.add_node(_within_reference)
-            for j in range(self.instance.n_jobs):
-                graph.add_edge(_job_done_evaluator(j), _within_reference)
-            self._graph = graph
+            jobs = (_job_done_evaluator(j) for j in range(self.instance.n_jobs))
+            self._graph = goal_graph(_within_reference, jobs)
         return self._graph
 
     def _get_obs(self) -> dict[str, np.ndarray]:
@@ -363,13 +357,6 @@ class JobShopEnv(CrabEnv):
         return "\n".join(lines)
 
     # ================================================================== rendering
-    def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return self._render_text()
-        if self.render_mode == "rgb_array":
-            return self._render_gantt()
-        return None
-
     def _render_text(self) -> str:
         s, inst = self.schedule, self.instance
         lines = [
@@ -387,7 +374,7 @@ class JobShopEnv(CrabEnv):
         lines.append(f"jobs with operations left: {nxt or 'none'}")
         return "\n".join(lines) + "\n"
 
-    def _render_gantt(self) -> np.ndarray:
+    def _render_image(self) -> np.ndarray:
         s, inst = self.schedule, self.instance
         m = inst.n_machines
         row = max(6, min(28, 480 // m))

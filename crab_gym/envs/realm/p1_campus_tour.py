@@ -39,10 +39,19 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas
+from crab_gym.envs.realm.common import (
+    DAY,
+    InstanceSwapMixin,
+    PendingPlanMixin,
+    ReferenceMixin,
+    RenderModesMixin,
+    classical_mds,
+    draw_seed,
+    goal_graph,
+)
+from crab_gym.envs.realm.common import clock as _clock
 
 DEFAULT_INSTANCE = "p1_small_00"
-DAY = 48 * 60  # clock bound of the observation (two days, in minutes)
-_FEASIBLE_STATUSES = ("OPTIMAL", "FEASIBLE")
 
 
 def _make_actions(instance: P1Instance) -> list[Action]:
@@ -83,11 +92,6 @@ def _shortest_paths(travel: np.ndarray) -> np.ndarray:
     for k in range(dist.shape[0]):
         dist = np.minimum(dist, dist[:, k : k + 1] + dist[k : k + 1, :])
     return dist
-
-
-def _clock(minute: float) -> str:
-    minute = int(round(minute))
-    return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
 class _Tour:
@@ -180,7 +184,7 @@ def _visited_evaluator(index: int, name: str) -> Evaluator:
     return check
 
 
-class CampusTourEnv(CrabEnv):
+class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, PendingPlanMixin, CrabEnv):
     """REALM P1 campus tour by single visits (RL) or whole routes (LLM agents).
 
     Args:
@@ -264,51 +268,27 @@ class CampusTourEnv(CrabEnv):
                 "make a new env for it"
             )
 
-    @property
-    def reference_record(self) -> dict:
-        """The reference record (shipped, cached or solved now) for the current instance."""
-        if self._reference_record is None:
-            if self._fixed_reference is not None:
-                self._reference_record = {"value": self._fixed_reference, "status": "GIVEN", "source": "argument"}
-            else:
-                from crab_gym.baselines.oracles.p1_p2_references import reference_p1
+    def _load_instance(self, spec: Any) -> P1Instance:
+        return load_p1(spec)
 
-                self._reference_record = reference_p1(self.instance)
-        return self._reference_record
+    def _draw_instance(self) -> P1Instance:
+        g, seed = self._generator, draw_seed(self.np_random)
+        return generate_p1(g["size"], seed, name=f"p1_generated_{seed}", n_targets=g["n_targets"])
 
-    @property
-    def reference(self) -> float | None:
-        """Reference travel minutes, or None if the oracle found no full tour."""
-        rec = self.reference_record
-        if rec["status"] in (*_FEASIBLE_STATUSES, "GIVEN") and rec["value"] is not None:
-            return float(rec["value"])
-        return None
+    def _solve_reference(self) -> dict:
+        from crab_gym.baselines.oracles.p1_p2_references import reference_p1
+
+        return reference_p1(self.instance)
 
     # ================================================================== CrabEnv hooks
     def _reset_state(self, options: dict[str, Any] | None) -> None:
-        options = options or {}
-        new = options.get("instance")
-        if new is not None:
-            inst = load_p1(new)
-            self._check_fits(inst)
-            self._use_instance(inst)
-        elif self._generator is not None:
-            g = self._generator
-            seed = int(self.np_random.integers(0, 2**31 - 1))
-            self._use_instance(
-                generate_p1(g["size"], seed, name=f"p1_generated_{seed}", n_targets=g["n_targets"])
-            )
-        else:
+        if not self._next_instance(options):
             self.tour.reset()
         self._pending = None
         self._last_event = ""
 
     def _build_graph(self) -> nx.DiGraph:
-        graph = nx.DiGraph()
-        graph.add_node(_tour_complete)
-        for ev in self._evaluators:
-            graph.add_edge(ev, _tour_complete)
-        return graph
+        return goal_graph(_tour_complete, self._evaluators)
 
     def _get_obs(self) -> dict[str, Any]:
         t = self.tour
@@ -434,21 +414,7 @@ class CampusTourEnv(CrabEnv):
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"route": [...]}``."""
         return self.step({"name": "submit_plan", "arguments": {"route": list(plan["route"])}})
 
-    def step(self, action: Any) -> tuple:
-        self._last_event = ""
-        try:
-            return super().step(action)
-        finally:
-            self._pending = None
-
     # ================================================================== rendering
-    def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return self._render_text()
-        if self.render_mode == "rgb_array":
-            return self._render_map()
-        return None
-
     def _render_text(self) -> str:
         t, inst = self.tour, self.instance
         names = inst.locations
@@ -471,17 +437,9 @@ class CampusTourEnv(CrabEnv):
         inst = self.instance
         if inst.coords is not None:
             return np.asarray(inst.coords, dtype=np.float64)
-        # classical MDS of the symmetrised travel times: a map-like layout for any instance
-        d = np.asarray(inst.travel, dtype=np.float64)
-        d = (d + d.T) / 2.0
-        n = d.shape[0]
-        j = np.eye(n) - np.ones((n, n)) / n
-        b = -0.5 * j @ (d**2) @ j
-        vals, vecs = np.linalg.eigh(b)
-        order = np.argsort(vals)[::-1][:2]
-        return vecs[:, order] * np.sqrt(np.maximum(vals[order], 0.0))
+        return classical_mds(inst.travel)
 
-    def _render_map(self) -> np.ndarray:
+    def _render_image(self) -> np.ndarray:
         t, inst = self.tour, self.instance
         width, height, pad, strip = 640, 480, 30, 40
         canvas = Canvas(width, height, background=(236, 244, 230))

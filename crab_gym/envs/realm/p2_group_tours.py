@@ -42,10 +42,18 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas, colour
+from crab_gym.envs.realm.common import (
+    DAY,
+    InstanceSwapMixin,
+    PendingPlanMixin,
+    ReferenceMixin,
+    RenderModesMixin,
+    draw_seed,
+    goal_graph,
+)
+from crab_gym.envs.realm.common import clock as _clock
 
 DEFAULT_INSTANCE = "p2_small_00"
-DAY = 48 * 60
-_FEASIBLE_STATUSES = ("OPTIMAL", "FEASIBLE")
 
 
 def _plan_model(instance: P2Instance) -> type[BaseModel]:
@@ -99,11 +107,6 @@ def _make_actions(instance: P2Instance) -> list[Action]:
         Action.from_function(assign, env_name="realm-p2"),
         Action.from_function(submit_plan, env_name="realm-p2"),
     ]
-
-
-def _clock(minute: float) -> str:
-    minute = int(round(minute))
-    return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
 class _Schedule:
@@ -206,7 +209,7 @@ def _served_evaluator(g: int, gid: str) -> Evaluator:
     return check
 
 
-class GroupToursEnv(CrabEnv):
+class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, PendingPlanMixin, CrabEnv):
     """REALM P2 multi-group tours by single assignments (RL) or whole plans (LLM agents).
 
     Args:
@@ -291,53 +294,29 @@ class GroupToursEnv(CrabEnv):
         if (inst.group_ids, inst.guide_ids) != (cur.group_ids, cur.guide_ids):
             raise ValueError(f"instance {inst.name} has other group/guide ids than {cur.name}; make a new env")
 
-    @property
-    def reference_record(self) -> dict:
-        """The reference record (shipped, cached or solved now) for the current instance."""
-        if self._reference_record is None:
-            if self._fixed_reference is not None:
-                self._reference_record = {"value": self._fixed_reference, "status": "GIVEN", "source": "argument"}
-            else:
-                from crab_gym.baselines.oracles.p1_p2_references import reference_p2
+    def _load_instance(self, spec: Any) -> P2Instance:
+        return load_p2(spec)
 
-                self._reference_record = reference_p2(self.instance)
-        return self._reference_record
+    def _draw_instance(self) -> P2Instance:
+        g, seed = self._generator, draw_seed(self.np_random)
+        return generate_p2(
+            g["size"], seed, name=f"p2_generated_{seed}", n_groups=g["n_groups"], n_guides=g["n_guides"]
+        )
 
-    @property
-    def reference(self) -> float | None:
-        """Reference cost, or None if the oracle found no plan serving every group."""
-        rec = self.reference_record
-        if rec["status"] in (*_FEASIBLE_STATUSES, "GIVEN") and rec["value"] is not None:
-            return float(rec["value"])
-        return None
+    def _solve_reference(self) -> dict:
+        from crab_gym.baselines.oracles.p1_p2_references import reference_p2
+
+        return reference_p2(self.instance)
 
     # ================================================================== CrabEnv hooks
     def _reset_state(self, options: dict[str, Any] | None) -> None:
-        options = options or {}
-        new = options.get("instance")
-        if new is not None:
-            inst = load_p2(new)
-            self._check_fits(inst)
-            self._use_instance(inst)
-        elif self._generator is not None:
-            g = self._generator
-            seed = int(self.np_random.integers(0, 2**31 - 1))
-            self._use_instance(
-                generate_p2(
-                    g["size"], seed, name=f"p2_generated_{seed}", n_groups=g["n_groups"], n_guides=g["n_guides"]
-                )
-            )
-        else:
+        if not self._next_instance(options):
             self.schedule.reset()
         self._pending = None
         self._last_event = ""
 
     def _build_graph(self) -> nx.DiGraph:
-        graph = nx.DiGraph()
-        graph.add_node(_all_served)
-        for ev in self._evaluators:
-            graph.add_edge(ev, _all_served)
-        return graph
+        return goal_graph(_all_served, self._evaluators)
 
     def _get_obs(self) -> dict[str, Any]:
         s = self.schedule
@@ -459,25 +438,11 @@ class GroupToursEnv(CrabEnv):
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"assignments": ...}``."""
         return self.step({"name": "submit_plan", "arguments": {"assignments": plan["assignments"]}})
 
-    def step(self, action: Any) -> tuple:
-        self._last_event = ""
-        try:
-            return super().step(action)
-        finally:
-            self._pending = None
-
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple:
         self._submitted = False
         return super().reset(seed=seed, options=options)
 
     # ================================================================== rendering
-    def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return self._render_text()
-        if self.render_mode == "rgb_array":
-            return self._render_gantt()
-        return None
-
     def _render_text(self) -> str:
         s, inst = self.schedule, self.instance
         lines = [
@@ -498,7 +463,7 @@ class GroupToursEnv(CrabEnv):
         lines.append("waiting for a guide: " + (", ".join(todo) if todo else "none"))
         return "\n".join(lines) + "\n"
 
-    def _render_gantt(self) -> np.ndarray:
+    def _render_image(self) -> np.ndarray:
         s, inst = self.schedule, self.instance
         width, left, right, top = 640, 20, 20, 16
         row = max(14, min(48, 400 // s.K))

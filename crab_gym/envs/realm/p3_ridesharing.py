@@ -53,6 +53,7 @@ from crab_gym.core import Action, evaluator
 from crab_gym.datasets.realm.p3 import P3Instance, load_p3
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm import ridesharing_render as rendering
+from crab_gym.envs.realm.common import RenderModesMixin
 from crab_gym.envs.realm.ridesharing_refs import p3_reference
 from crab_gym.envs.realm.ridesharing_sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, _hhmm
 
@@ -81,7 +82,7 @@ def _usable_field_name(vid: str) -> bool:
     return vid.isidentifier() and not vid.startswith(("_", "model_"))
 
 
-class RideSharingEnv(CrabEnv):
+class RideSharingEnv(RenderModesMixin, CrabEnv):
     """Realm-P3-v0 (see the module docstring)."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -398,12 +399,11 @@ class RideSharingEnv(CrabEnv):
     def _active_disruptions(self) -> list[Any]:
         return []
 
-    def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return rendering.text(self.instance, self.sim, self._active_disruptions())
-        if self.render_mode == "rgb_array":
-            return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())
-        return None
+    def _render_text(self) -> str:
+        return rendering.text(self.instance, self.sim, self._active_disruptions())
+
+    def _render_image(self) -> np.ndarray:
+        return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())
 
 
 def _ratio(reference: float, cost: float) -> float:

@@ -10,6 +10,7 @@ import numpy as np
 
 from crab_gym.datasets.realm.p3 import P3Instance
 from crab_gym.envs.canvas import Canvas, colour
+from crab_gym.envs.realm.common import classical_mds
 from crab_gym.envs.realm.ridesharing_sim import DELIVERED, ONBOARD, WAITING, RideSim, _hhmm
 
 WIDTH, HEIGHT, MARGIN = 480, 360, 24
@@ -20,14 +21,7 @@ def layout(instance: P3Instance) -> np.ndarray:
     if instance.coords is not None:
         xy = np.asarray(instance.coords, dtype=float)
     else:
-        d = np.asarray(instance.travel, dtype=float)
-        d = (d + d.T) / 2.0
-        n = d.shape[0]
-        j = np.eye(n) - np.ones((n, n)) / n
-        b = -0.5 * j @ (d**2) @ j
-        vals, vecs = np.linalg.eigh(b)
-        top = np.argsort(vals)[::-1][:2]
-        xy = vecs[:, top] * np.sqrt(np.maximum(vals[top], 1e-9))
+        xy = classical_mds(instance.travel, floor=1e-9)
         xy = xy * np.where(xy[np.argmax(np.abs(xy), axis=0), [0, 1]] < 0, -1.0, 1.0)  # fixed orientation
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     span = np.where(hi - lo > 1e-9, hi - lo, 1.0)
