@@ -22,4 +22,4 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """On-demand oracle results go to a temporary folder, not the user's cache."""
-    monkeypatch.setenv("CRAB_GYM_CACHE", str(tmp_path_factory.getbasetemp() / "crab_cache"))
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "crab_cache"))

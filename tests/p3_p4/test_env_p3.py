@@ -137,7 +137,7 @@ def test_busy_vehicle_is_refused_with_a_reason():
 
 
 def test_generated_instance_reference_is_solved_once_and_cached(tmp_path, monkeypatch):
-    monkeypatch.setenv("CRAB_GYM_CACHE", str(tmp_path))
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
     inst = generate_p3("small", 123)
     env = RideSharingEnv(inst)
     _, info = run_greedy(env, seed=0)

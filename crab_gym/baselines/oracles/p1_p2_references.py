@@ -20,16 +20,14 @@ from typing import Any
 
 import ortools
 
+from crab_gym.datasets.cache import cache_dir as shared_cache_dir
 from crab_gym.datasets.realm import p1 as p1_data
 from crab_gym.datasets.realm import p2 as p2_data
 
 
 def cache_dir() -> Path:
     """Where solved references for non-shipped instances are kept."""
-    if os.environ.get("CRAB_GYM_CACHE_DIR"):
-        return Path(os.environ["CRAB_GYM_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "crab_gym"
+    return shared_cache_dir()
 
 
 @lru_cache(maxsize=None)

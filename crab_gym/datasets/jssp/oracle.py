@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from crab_gym.datasets.cache import cache_dir
 from crab_gym.datasets.jssp.model import JSSPInstance
 
 
@@ -60,9 +60,8 @@ def _solver_name() -> str:
 
 
 def default_cache_dir() -> Path:
-    """``$CRAB_GYM_CACHE/jssp`` or ``~/.cache/crab_gym/jssp``."""
-    root = os.environ.get("CRAB_GYM_CACHE") or Path.home() / ".cache" / "crab_gym"
-    return Path(root) / "jssp"
+    """``jssp`` under the cache root (see :mod:`crab_gym.datasets.cache`)."""
+    return cache_dir("jssp")
 
 
 def solve_jssp(

@@ -3,7 +3,7 @@
 ``reset()`` never waits on a solver: a shipped instance's reference is read from its
 ``references.json``; any other instance is solved the first time its reference is needed
 (at the end of an episode) and cached in memory and on disk, keyed by the instance data
-(``$CRAB_GYM_CACHE/realm_p3p4`` or ``~/.cache/crab_gym/realm_p3p4``).
+(``realm_p3p4`` under the cache root of :mod:`crab_gym.datasets.cache`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from crab_gym.datasets.cache import cache_dir as shared_cache_dir
 from crab_gym.datasets.realm.p3 import INSTANCE_DIR as P3_DIR
 from crab_gym.datasets.realm.p3 import P3Instance
 from crab_gym.datasets.realm.p4 import INSTANCE_DIR as P4_DIR
@@ -28,8 +29,8 @@ _MEMORY: dict[str, dict[str, Any]] = {}
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("CRAB_GYM_CACHE") or Path.home() / ".cache" / "crab_gym"
-    return Path(root) / "realm_p3p4"
+    """Where solved P3/P4 references are kept (see :mod:`crab_gym.datasets.cache`)."""
+    return shared_cache_dir("realm_p3p4")
 
 
 @lru_cache(maxsize=4)
