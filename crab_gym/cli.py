@@ -10,7 +10,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
-DEFAULT_ENV = "Realm-P11-v0"
+DEFAULT_ENVS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+DEFAULT_POLICIES = ["random", "oracle"]
 
 
 def _policy_factories() -> dict[str, object]:
@@ -61,9 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_list = sub.add_parser("list", help="list the env ids and baseline policies")
     p_list.set_defaults(func=cmd_list)
     p_run = sub.add_parser("run", help="run baseline policies on envs and print a report")
-    p_run.add_argument("--env", nargs="+", default=[DEFAULT_ENV], help=f"env ids (default {DEFAULT_ENV})")
+    p_run.add_argument("--env", nargs="+", default=DEFAULT_ENVS, help="env ids (default: every REALM env)")
     p_run.add_argument("--env-kwargs", default="", help='JSON kwargs for gym.make, e.g. \'{"instance": "ft06"}\'')
-    p_run.add_argument("--policy", nargs="+", default=["random"], help="policy names (see `list`)")
+    p_run.add_argument(
+        "--policy", nargs="+", default=DEFAULT_POLICIES, help="policy names (see `list`; default: random oracle)"
+    )
     p_run.add_argument("--episodes", type=int, default=3)
     p_run.add_argument("--seed", type=int, default=0)
     p_run.add_argument("--max-steps", type=int, default=10_000)

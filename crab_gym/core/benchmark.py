@@ -18,6 +18,11 @@ from typing import Any, Protocol
 import gymnasium as gym
 
 
+#: Columns the runner measures, then the REALM metrics, in table order.
+RUNNER_COLUMNS = ("env", "policy", "episodes", "return", "completeness", "success", "steps", "invalid", "time_s")
+REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
+
+
 class Policy(Protocol):
     """Anything that maps an observation (and info) to an action for ``env.step``."""
 
@@ -80,11 +85,13 @@ class BenchmarkReport:
         return rows
 
     def to_markdown(self) -> str:
-        """A Markdown table of :meth:`summary`."""
+        """A Markdown table of :meth:`summary`: the runner's columns and the REALM metrics
+        (problem-specific metrics stay in the JSON report)."""
         rows = self.summary()
         if not rows:
             return "(no episodes)\n"
-        columns = list(dict.fromkeys(k for row in rows for k in row if k != "kwargs"))
+        present = {k for row in rows for k in row}
+        columns = [c for c in (*RUNNER_COLUMNS, *REALM_METRICS) if c in present]
         lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         for row in rows:
             cells = []
@@ -130,7 +137,7 @@ class BenchmarkReport:
             ax.bar(xs, ys, width=width, label=pol)
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(envs))], envs, rotation=20, ha="right")
         ax.set_ylabel(metric)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
         target = Path(path)
         fig.savefig(target, dpi=120)
