@@ -46,7 +46,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 2
         envs.append((env_id, json.loads(args.env_kwargs) if args.env_kwargs else {}))
     bench = Benchmark(envs, seeds=range(args.seed, args.seed + args.episodes), max_steps=args.max_steps)
-    report = bench.run({p: factories[p] for p in args.policy}, progress=not args.quiet)
+    try:
+        report = bench.run({p: factories[p] for p in args.policy}, progress=not args.quiet)
+    except (ValueError, TypeError, ImportError) as exc:  # a policy that cannot run here
+        print(f"crab-gym run: {exc}", file=sys.stderr)
+        return 2
     print(report.to_markdown())
     if args.out:
         paths = report.write(args.out)

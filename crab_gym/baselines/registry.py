@@ -24,6 +24,13 @@ class _EnvPolicy:
         return self.choose(self.env)
 
 
+def _llm_agent() -> Any:
+    """An :class:`LLMAgent` configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)."""
+    from crab_gym.baselines.llm_agent import LLMAgent
+
+    return LLMAgent()
+
+
 def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
     """Every named policy."""
     from crab_gym.baselines.dispatching import RULES
@@ -37,6 +44,7 @@ def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
         "p1_insertion": lambda env: InsertionTourPolicy(env),
         "p2_earliest_start": lambda env: EarliestStartPolicy(env),
         "ridesharing_greedy": lambda env: _EnvPolicy(env, greedy_action),
+        "llm": lambda env: _llm_agent(),
     }
     factories.update({name.lower(): (lambda env, rule=rule: rule) for name, rule in RULES.items()})
     return factories

@@ -82,3 +82,10 @@ def test_cli_rejects_unknown_names(capsys):
     assert "unknown env id" in capsys.readouterr().err
     assert main(["run", "--policy", "genius", "--quiet"]) == 2
     assert "unknown policy" in capsys.readouterr().err
+
+
+def test_cli_llm_policy_without_a_model_is_a_clear_error(capsys, monkeypatch):
+    pytest.importorskip("openai")
+    monkeypatch.delenv("CRAB_GYM_LLM_MODEL", raising=False)
+    assert main(["run", "--env", "Realm-P11-v0", "--policy", "llm", "--quiet"]) == 2
+    assert "CRAB_GYM_LLM_MODEL" in capsys.readouterr().err
