@@ -38,7 +38,7 @@ from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1
 from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.canvas import Canvas
+from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate
 from crab_gym.envs.realm.common import (
     DAY,
     InstanceSwapMixin,
@@ -441,37 +441,84 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     def _render_image(self) -> np.ndarray:
         t, inst = self.tour, self.instance
-        width, height, pad, strip = 640, 480, 30, 40
-        canvas = Canvas(width, height, background=(236, 244, 230))
+        width, height, pad, head, strip = 640, 480, 30, 30, 50
+        ink, bg = (30, 30, 30), (236, 244, 230)
+        canvas = Canvas(width, height, background=bg)
+        grey, green, orange, blue = (150, 150, 150), (0, 158, 115), (213, 94, 0), (0, 90, 200)
         xy = self._positions()
         lo, hi = xy.min(axis=0), xy.max(axis=0)
         span = np.maximum(hi - lo, 1e-9)
-        scale = min((width - 2 * pad) / span[0], (height - strip - 2 * pad) / span[1])
-        px = pad + (xy - lo) * scale
-        px[:, 1] = height - strip - px[:, 1]  # north up
+        scale = min((width - 2 * pad - 60) / span[0], (height - head - strip - 2 * pad) / span[1])
+        px = pad + 30 + (xy - lo) * scale
+        px[:, 1] = height - strip - pad - (xy[:, 1] - lo[1]) * scale  # north up
         for a, b in zip(t.route, t.route[1:]):
-            canvas.line(px[a, 0], px[a, 1], px[b, 0], px[b, 1], (0, 90, 200), width=3)
+            canvas.line(px[a, 0], px[a, 1], px[b, 0], px[b, 1], blue, width=3)
+        labels = LabelPlacer(canvas)
         for j in range(inst.n):
             x, y = px[j]
+            labels.block(x - 7, y - 7, x + 8, y + 8)
             if j in (t.s, t.e):
-                canvas.rect(x - 7, y - 7, x + 8, y + 8, (30, 30, 30))
+                canvas.rect(x - 7, y - 7, x + 8, y + 8, ink)
                 continue
             if not t.visited[j]:
-                fill = (150, 150, 150)
+                fill = grey
             else:
-                fill = (0, 158, 115) if t.on_time[j] else (213, 94, 0)
+                fill = green if t.on_time[j] else orange
             canvas.disc(x, y, 6, fill)
         x, y = px[t.pos]
         canvas.outline(x - 10, y - 10, x + 10, y + 10, (200, 0, 0))
-        # bottom strip: the day from departure to closing, with the clock so far
-        y0 = height - strip + 12
+        for j in range(inst.n):  # names beside the marks, on a background patch over lines
+            labels.place(px[j, 0], px[j, 1], abbreviate(inst.locations[j], 11), ink if t.visited[j] else (90, 90, 90),
+                         gap=10, background=bg)
+        # header: the state in words, then a key to the marks
+        n_targets = int(t.target_mask.sum())
+        budget = f"/{inst.max_travel}" if inst.max_travel is not None else ""
+        canvas.text(6, 4, f"clock {_clock(t.clock)}  walked {t.walked}{budget} min  "
+                          f"visited {int((t.visited & t.target_mask).sum())}/{n_targets}  on time {t.targets_on_time}", ink)
+        kx, ky = 6, 17
+        for mark, name in (("square", "start/end"), (green, "on time"), (orange, "late"), (grey, "not yet"),
+                           ("here", "here"), ("route", "route")):
+            if mark == "square":
+                canvas.rect(kx, ky, kx + 7, ky + 7, ink)
+            elif mark == "here":
+                canvas.outline(kx - 1, ky - 1, kx + 8, ky + 8, (200, 0, 0))
+            elif mark == "route":
+                canvas.line(kx - 2, ky + 3, kx + 9, ky + 3, blue, width=3)
+            else:
+                canvas.disc(kx + 3, ky + 3, 4, mark)
+            canvas.text(kx + 12, ky, name, ink)
+            kx += 12 + canvas.text_width(name) + 14
+        canvas.line(0, head - 2, width, head - 2, (200, 210, 195))
+        # bottom strip: the day from departure to closing (clock so far), the walking budget used
+        left, right = pad + 34, width - pad - 36
+        y0 = height - strip + 10
         day0, day1 = inst.departure, max(inst.windows[t.e][1], inst.departure + 1)
-        canvas.rect(pad, y0, width - pad, y0 + 14, (210, 210, 210))
+        canvas.text(6, y0 + 4, f"day {_clock(day0)}", ink)
+        canvas.rect(left, y0, right, y0 + 14, (210, 210, 210))
         frac = min(max((t.clock - day0) / (day1 - day0), 0.0), 1.0)
-        canvas.rect(pad, y0, pad + frac * (width - 2 * pad), y0 + 14, (0, 114, 178))
+        canvas.rect(left, y0, left + frac * (right - left), y0 + 14, (0, 114, 178))
+        now = f"now {_clock(t.clock)}"
+        x_now = left + frac * (right - left)
+        if frac * (right - left) > canvas.text_width(now) + 6:  # inside the filled part, else after it
+            canvas.text(x_now - 3 - canvas.text_width(now), y0 + 4, now, (255, 255, 255))
+        else:
+            canvas.text(x_now + 3, y0 + 4, now, ink)
+        canvas.text(right + 4, y0 + 4, _clock(day1), ink)
+        y1 = y0 + 20
+        canvas.text(6, y1 + 2, "WALK", ink)
         if inst.max_travel:
             used = min(t.walked / inst.max_travel, 1.0)
-            canvas.rect(pad, y0 + 18, pad + used * (width - 2 * pad), y0 + 24, (230, 159, 0))
+            canvas.rect(left, y1 + 1, right, y1 + 10, (225, 225, 215))
+            canvas.rect(left, y1 + 1, left + used * (right - left), y1 + 10, (230, 159, 0))
+            canvas.text(right + 4, y1 + 2, f"max {inst.max_travel}", ink)
+            walked = f"{t.walked} min"
+            x_used = left + used * (right - left)
+            if used * (right - left) > canvas.text_width(walked) + 6:
+                canvas.text(x_used - 3 - canvas.text_width(walked), y1 + 2, walked, ink)
+            else:
+                canvas.text(x_used + 3, y1 + 2, walked, ink)
+        else:
+            canvas.text(left, y1 + 2, f"{t.walked} min walked, no limit", ink)
         return canvas.image()
 
 

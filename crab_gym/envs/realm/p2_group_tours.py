@@ -41,7 +41,7 @@ from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2
 from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.canvas import Canvas, colour
+from crab_gym.envs.canvas import Canvas, colour, ink_on, short_id
 from crab_gym.envs.realm.common import (
     DAY,
     InstanceSwapMixin,
@@ -465,9 +465,13 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     def _render_image(self) -> np.ndarray:
         s, inst = self.schedule, self.instance
-        width, left, right, top = 640, 20, 20, 16
+        ink, grid, orange = (30, 30, 30), (225, 225, 225), (213, 94, 0)
+        names = [gd.guide_id.upper() for gd in inst.guides]
+        width, right, head, ticks = 640, 20, 30, 10
+        left = max(Canvas.text_width(n) for n in names) + 12
+        top = head + ticks
         row = max(14, min(48, 400 // s.K))
-        height = top * 2 + row * s.K + 10
+        height = top + row * s.K + 22
         canvas = Canvas(width, height, background=(255, 255, 255))
         t0 = min(min(g.arrival for g in inst.groups), min(g.available_from for g in inst.guides))
         t1 = max(inst.horizon, int(s.start.max()) + s.D if (s.start >= 0).any() else 0, t0 + 1)
@@ -477,21 +481,51 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         def x(t: float) -> float:
             return left + (t - t0) * scale
 
-        for h in range(t0, t1 + 1, 60):  # hour grid
-            canvas.line(x(h), top - 8, x(h), top + row * s.K, (225, 225, 225))
+        # header: the state in words, then a key
+        canvas.text(6, 4, f"assigned {int((s.guide_of >= 0).sum())}/{s.G} groups  waiting {s.waiting} min  "
+                          f"imbalance {s.imbalance}  tours {s.D} min", ink)
+        kx, ky = 6, 17
+        for key, name in (("tour", "tour (group id)"), ("free", "guide available"), ("wait", "wait past preferred"),
+                          ("tick", "preferred start")):
+            if key == "tour":
+                canvas.rect(kx, ky, kx + 10, ky + 7, colour(0))
+            elif key == "free":
+                canvas.rect(kx, ky, kx + 10, ky + 7, (235, 235, 235))
+                canvas.outline(kx, ky, kx + 10, ky + 7, (200, 200, 200))
+            elif key == "wait":
+                canvas.rect(kx, ky + 2, kx + 10, ky + 5, orange)
+            else:
+                canvas.line(kx + 5, ky, kx + 5, ky + 7, colour(1), width=2)
+            canvas.text(kx + 14, ky, name, ink)
+            kx += 14 + canvas.text_width(name) + 14
+        step = 60 * max(1, int(np.ceil((t1 - t0) / 60 / ((width - left - right) // 40))))
+        axis = top + row * s.K
+        for h in range(t0, t1 + 1, 60):  # hour grid, labelled every `step` minutes
+            canvas.line(x(h), top - 2, x(h), axis + 2, grid)
+            if (h - t0) % step == 0:
+                canvas.line(x(h), axis, x(h), axis + 4, ink)
+                canvas.label(x(h), axis + 7, _clock(h), ink, align="centre")
+        canvas.line(left, axis, width - right, axis, ink)
         for k, gd in enumerate(inst.guides):
             y0 = top + k * row
+            canvas.label(left - 6, y0 + row / 2 - 3, names[k], ink, align="right")
             canvas.rect(x(gd.available_from), y0 + 2, x(gd.available_to), y0 + row - 2, (235, 235, 235))
             for a, g in s.tours[k]:
-                canvas.rect(x(a), y0 + 5, x(a + s.D), y0 + row - 3, colour(g))
+                fill = colour(g)
+                canvas.rect(x(a), y0 + 5, x(a + s.D), y0 + row - 3, fill)
                 canvas.outline(x(a), y0 + 5, x(a + s.D) - 1, y0 + row - 3, (40, 40, 40))
+                room = x(a + s.D) - x(a) - 4
+                for name in (inst.group_ids[g].upper(), short_id(inst.group_ids[g])):
+                    if canvas.text_width(name) <= room and row - 8 >= 7:
+                        canvas.text(x(a) + 3, y0 + 5 + (row - 8 - 7) // 2, name, ink_on(fill))
+                        break
             for a, g in s.tours[k]:  # waiting beyond the preferred start, above the bars
                 pref = inst.groups[g].preferred
                 if a > pref:
-                    canvas.rect(x(pref), y0 + 1, x(a) + 1, y0 + 4, (213, 94, 0))
-                    canvas.rect(x(pref), y0 + 1, x(pref) + 2, y0 + 6, (213, 94, 0))
-        for g, grp in enumerate(inst.groups):  # preferred starts as ticks along the top
-            canvas.line(x(grp.preferred), 2, x(grp.preferred), top - 4, colour(g), width=2)
+                    canvas.rect(x(pref), y0 + 1, x(a) + 1, y0 + 4, orange)
+                    canvas.rect(x(pref), y0 + 1, x(pref) + 2, y0 + 6, orange)
+        for g, grp in enumerate(inst.groups):  # preferred starts as ticks above the rows
+            canvas.line(x(grp.preferred), head + 1, x(grp.preferred), top - 3, colour(g), width=2)
         return canvas.image()
 
 
