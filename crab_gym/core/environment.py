@@ -65,12 +65,17 @@ class Environment:
         self.description = description
         self.history: list[dict[str, Any]] = []
 
-    def take(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Run action ``name`` with ``arguments``; unknown names raise a clear error."""
+    def take(self, name: str, arguments: Mapping[str, Any] | None = None, *, record: bool = True) -> Any:
+        """Run action ``name`` with ``arguments``; unknown names raise a clear error.
+
+        ``record=False`` keeps the call out of :attr:`history` (for observations and probes,
+        which change nothing and would otherwise grow the history on every step).
+        """
         if name not in self.actions:
             raise ActionArgumentError(name, None, f"unknown action in '{self.name}'; available: {list(self.actions)}")
         result = self.backend.run(self.actions[name], dict(arguments or {}))
-        self.history.append({"name": name, "arguments": dict(arguments or {})})
+        if record:
+            self.history.append({"name": name, "arguments": dict(arguments or {})})
         return result
 
     def observe(self) -> dict[str, Any]:

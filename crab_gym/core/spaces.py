@@ -258,6 +258,79 @@ def _codec_for(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
     raise UnsupportedParameterError(action, param, schema, "unsupported type")
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr`` cut to ``limit`` characters (error messages must stay one readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
+    """Why ``x`` is not in ``space`` (naming the offending part by ``path``), or None.
+
+    Mirrors the membership rules of Gymnasium's spaces for the kinds :class:`ActionCodec`
+    builds; returns None where it finds no reason (the caller then gives a generic one).
+    """
+    try:
+        if space.contains(x):
+            return None
+    except Exception:  # noqa: BLE001
+        pass
+    where = f"{path}: " if path else ""
+    if isinstance(space, spaces.OneOf):
+        if not (isinstance(x, tuple) and len(x) == 2):
+            return f"{where}expected an (action index, arguments) pair, got {_short(x)}"
+        index = x[0]
+        if isinstance(index, bool) or not isinstance(index, (int, np.int64)):
+            return f"{where}the action index must be an int, got {type(index).__name__} {_short(index)}"
+        if not 0 <= index < len(space.spaces):
+            return f"{where}action index {index} is out of range 0..{len(space.spaces) - 1}"
+        return explain_outside(space.spaces[int(index)], x[1], path)
+    if isinstance(space, spaces.Dict):
+        if not isinstance(x, dict):
+            return f"{where}expected a dict of arguments, got {type(x).__name__}"
+        missing = [k for k in space.spaces if k not in x]
+        if missing:
+            return f"{where}missing key {missing[0]!r}"
+        extra = [k for k in x if k not in space.spaces]
+        if extra:
+            return f"{where}unexpected key {_short(extra[0])}; keys are {list(space.spaces)}"
+        for key, sub in space.spaces.items():
+            reason = explain_outside(sub, x[key], f"{path}.{key}" if path else str(key))
+            if reason:
+                return reason
+        return None
+    if isinstance(space, spaces.Discrete):
+        lo, hi = int(space.start), int(space.start) + int(space.n) - 1
+        integer = isinstance(x, int) or (
+            isinstance(x, (np.generic, np.ndarray)) and np.issubdtype(x.dtype, np.integer) and x.shape == ()
+        )
+        if not integer:
+            return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {_short(x)}"
+        return f"{where}{_short(x)} is out of range {lo}..{hi}"
+    if isinstance(space, spaces.Box):
+        if not isinstance(x, np.ndarray):
+            return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {_short(x)}"
+        if x.shape != space.shape:
+            return f"{where}expected shape {space.shape}, got {x.shape}"
+        if not np.can_cast(x.dtype, space.dtype):
+            return f"{where}dtype {x.dtype} cannot be cast to {space.dtype}"
+        return f"{where}{_short(x.tolist())} is outside [{space.low.tolist()}, {space.high.tolist()}] (or not finite)"
+    if isinstance(space, spaces.Text):
+        if not isinstance(x, str):
+            return f"{where}expected a string, got {type(x).__name__} {_short(x)}"
+        return f"{where}string length {len(x)} is outside {space.min_length}..{space.max_length}"
+    if isinstance(space, spaces.Sequence):
+        if not isinstance(x, tuple):
+            return f"{where}expected a tuple, got {type(x).__name__}"
+        for i, item in enumerate(x):
+            reason = explain_outside(space.feature_space, item, f"{path}[{i}]")
+            if reason:
+                return reason
+        if isinstance(space, BoundedSequence):
+            return f"{where}length {len(x)} is outside {space.min_items}..{space.max_items}"
+    return None
+
+
 def split_tool_call(call: Any) -> tuple[str, dict[str, Any]]:
     """``{"name", "arguments"}`` (arguments as a dict or a JSON string) -> (name, arguments)."""
     if not isinstance(call, Mapping) or "name" not in call:
@@ -324,31 +397,43 @@ class ActionCodec:
             raise ActionArgumentError(name, None, f"arguments {json_args} fall outside the action space")
         return element if self.single else (np.int64(self.index[name]), element)
 
+    def why_outside(self, element: Any) -> str | None:
+        """None if ``element`` belongs to :attr:`space`, else why not (one sentence).
+
+        The space's own ``contains`` decides, so that "inside" means exactly what Gymnasium
+        and its env checker mean; the walk only explains a refusal.
+        """
+        try:
+            inside = bool(self.space.contains(element))
+        except Exception:  # noqa: BLE001 - contains() itself may choke on exotic objects
+            inside = False
+        if inside:
+            return None
+        return explain_outside(self.space, element, "") or (
+            f"{_short(element)} is not an element of the action space {self.space}"
+        )
+
     def decode(self, element: Any) -> dict[str, Any]:
-        """Space element -> tool call ``{"name", "arguments"}`` with JSON-compatible values."""
-        if self.single:
-            idx, inner = 0, element
-        else:
-            if not (isinstance(element, tuple) and len(element) == 2):
-                raise ActionArgumentError("?", None, f"expected a (action index, arguments) pair, got {element!r}")
-            idx, inner = int(element[0]), element[1]
-            if not 0 <= idx < len(self.actions):
-                raise ActionArgumentError("?", None, f"action index {idx} out of range 0..{len(self.actions) - 1}")
+        """Space element -> tool call ``{"name", "arguments"}`` with JSON-compatible values.
+
+        An element outside :attr:`space` (a negative or float index, a value out of range, a
+        wrong shape, an extra key) raises :class:`ActionArgumentError` saying why: it is never
+        coerced into another action.
+        """
+        reason = self.why_outside(element)
+        if reason is not None:
+            name = "?"
+            if not self.single and isinstance(element, tuple) and len(element) == 2:
+                index = element[0]
+                if isinstance(index, (int, np.integer)) and 0 <= index < len(self.actions):
+                    name = self.actions[int(index)].name
+            elif self.single:
+                name = self.actions[0].name
+            raise ActionArgumentError(name, None, f"outside the action space: {reason}")
+        idx, inner = (0, element) if self.single else (int(element[0]), element[1])
         codec = self._codecs[idx]
         name = self.actions[idx].name
-        if not isinstance(inner, Mapping):
-            raise ActionArgumentError(name, None, f"arguments must be a dict, got {type(inner).__name__}")
-        missing = [k for k in codec.fields if k not in inner]
-        if missing:
-            raise ActionArgumentError(name, missing[0], "is missing from the action element")
-        arguments: dict[str, Any] = {}
-        for pname, field_codec in codec.fields.items():
-            try:
-                arguments[pname] = field_codec.from_space(inner[pname])
-            except (ValueError, IndexError, TypeError, KeyError) as exc:
-                raise ActionArgumentError(
-                    name, pname, f"malformed value {inner[pname]!r} in the action element ({exc})"
-                ) from None
+        arguments = {pname: field_codec.from_space(inner[pname]) for pname, field_codec in codec.fields.items()}
         return {"name": name, "arguments": arguments}
 
     # ------------------------------------------------------------------ finite choices

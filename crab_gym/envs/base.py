@@ -40,6 +40,9 @@ class CrabEnv(gym.Env):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Attributes that hold per-step scratch rather than state (e.g. the last step's event
+    #: text): the contract test (:mod:`crab_gym.envs.testing`) lets an invalid step change them.
+    transient_attributes: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -129,6 +132,8 @@ class CrabEnv(gym.Env):
                 raise ActionArgumentError(act.name, None, reason)
         except ActionArgumentError as exc:
             return self._invalid(call, str(exc))
+        except Exception as exc:  # noqa: BLE001 - parsing and checking never mutate the state
+            return self._invalid(call, f"malformed action ({type(exc).__name__}: {exc})")
         try:
             act.run_validated(values, env=self)
         except ActionArgumentError as exc:  # entries may reject *before* mutating anything
@@ -138,7 +143,7 @@ class CrabEnv(gym.Env):
     def parse_action(self, action: Any) -> tuple[dict[str, Any], Action, dict[str, Any]]:
         """Space element or tool call -> (tool call, Action, validated values). Raises
         :class:`ActionArgumentError` with the reason when malformed or out of range."""
-        is_element = self.codec.single and self.codec.space.contains(action)
+        is_element = self.codec.single and self.codec.why_outside(action) is None
         if isinstance(action, Mapping) and "name" in action and not is_element:
             name, arguments = split_tool_call(action)
             call = {"name": name, "arguments": arguments}

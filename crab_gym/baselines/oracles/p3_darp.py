@@ -128,7 +128,10 @@ def _build(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle]
     for _, r, node in pinned:
         demand[node] = -reqs[r].passengers
     load_cb = routing.RegisterUnaryTransitVector(demand)
-    routing.AddDimensionWithVehicleCapacity(load_cb, 0, [v.capacity for v in vehicles], False, "Load")
+    # A vehicle already carrying more than its capacity (an overloaded plan earlier in the
+    # episode) can only drop off: its model capacity is its current load, never less.
+    capacities = [max(v.capacity, v.load) for v in vehicles]
+    routing.AddDimensionWithVehicleCapacity(load_cb, 0, capacities, False, "Load")
     ldim = routing.GetDimensionOrDie("Load")
     solver = routing.solver()
     for mv, v in enumerate(vehicles):
@@ -147,7 +150,9 @@ def _build(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle]
         routing.AddDisjunction([di], 0)
     for mv, r, node in pinned:
         idx = manager.NodeToIndex(node)
-        routing.SetAllowedVehiclesForIndex([mv], idx)
+        # Pin the passenger to its vehicle. VehicleVar().SetValue works on every OR-Tools
+        # release; SetAllowedVehiclesForIndex rejects Python lists from 9.15 on.
+        routing.VehicleVar(idx).SetValue(mv)
         tdim.SetCumulVarSoftUpperBound(idx, reqs[r].latest_dropoff, LATE_COST)
     return _Model(routing, manager, node_stop)
 
