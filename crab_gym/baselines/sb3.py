@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +158,19 @@ def make_masked_vec_env(
     return vec
 
 
+def quiet_logger(verbose: int = 0) -> Any:
+    """An SB3 ``Logger`` that writes no files and creates no folder (stdout when ``verbose``).
+
+    SB3's default logger makes a ``SB3-<date>`` folder under the temp dir (or
+    ``$SB3_LOGDIR``) at every ``learn`` even when it logs nothing; set this one with
+    ``model.set_logger(quiet_logger())`` on a model you train yourself.
+    """
+    _sb3()
+    from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+    return Logger(folder=None, output_formats=[HumanOutputFormat(sys.stdout)] if verbose >= 1 else [])
+
+
 def default_policy(observation_space: gym.Space) -> str:
     """SB3's policy name for an observation space (Dict -> ``MultiInputPolicy``)."""
     return "MultiInputPolicy" if isinstance(observation_space, gym.spaces.Dict) else "MlpPolicy"
@@ -177,6 +191,7 @@ def train_maskable_ppo(
     callback: Any = None,
     verbose: int = 0,
     vec_env: Any = None,
+    logger: Any = None,
 ) -> Any:
     """Train ``sb3_contrib.MaskablePPO`` on ``env_id``; returns the model.
 
@@ -189,7 +204,11 @@ def train_maskable_ppo(
         ppo_kwargs: extra ``MaskablePPO`` arguments (``n_steps``, ``batch_size``, ...).
         torch_threads: ``torch.set_num_threads`` (use 1 on a shared machine).
         callback: an SB3 callback.
-        verbose: SB3 verbosity.
+        verbose: SB3 verbosity (1: progress tables on stdout).
+        logger: an SB3 ``Logger`` (``stable_baselines3.common.logger.configure(folder, [...])``)
+            for logs on disk. By default nothing is written to disk: SB3's own default would
+            create an empty ``SB3-<date>`` folder in the temp dir on every ``learn``. Passing
+            ``tensorboard_log`` in ``ppo_kwargs`` also keeps SB3's own logger (it writes there).
         vec_env: train on this vec env (from :func:`make_masked_vec_env`) instead of making
             one; it is left open. ``env_id`` then only names the run.
     """
@@ -206,6 +225,10 @@ def train_maskable_ppo(
     kwargs.update(ppo_kwargs or {})
     try:
         model = contrib.MaskablePPO(policy or default_policy(vec.observation_space), vec, **kwargs)
+        if logger is None and kwargs.get("tensorboard_log") is None:
+            logger = quiet_logger(verbose)
+        if logger is not None:
+            model.set_logger(logger)
         model.learn(total_timesteps=int(total_timesteps), callback=callback)
     finally:
         if own:

@@ -16,7 +16,10 @@ One file holds any number of episodes. Each line is one JSON object with a ``"ty
 * ``"end"``: ``steps``, ``return``, ``terminated``, ``truncated`` and the final ``metrics``.
 
 Crash safety: every line is flushed as it is written, so a crash loses at most the step in
-flight, and :func:`read_trajectories` skips a truncated last line.
+flight, and :func:`read_trajectories` skips a truncated last line. Resuming with
+``append=True`` first repairs such a file (:func:`repair_torn_tail`: the partial record is cut
+off, with a :class:`TornRecordWarning`), so the new records start on a line of their own;
+the reader also skips a torn record in the middle of a file where a later run resumed it.
 
 Replay: a first ``reset`` without a seed would make the episode irreproducible, so the
 logger then draws a seed itself (from fresh entropy: the env is just as random) and records
@@ -31,6 +34,7 @@ import json
 import os
 import platform
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +63,74 @@ _OPTIONAL_PACKAGES = {  # import name -> distribution name; recorded only when i
 _TRANSPARENT_WRAPPERS = {"PassiveEnvChecker", "OrderEnforcing", "EnvChecker"}
 
 ObsMode = Literal["summary", "full", "none"]
+
+#: How every episode header starts on disk (compact separators, ``type`` first): how the
+#: reader finds a resumed run's header glued to a torn record by an older writer.
+_HEADER_START = '{"type":"episode"'
+
+
+class TornRecordWarning(UserWarning):
+    """A trajectory file held a record cut off mid-write (a crash); it was dropped."""
+
+
+def repair_torn_tail(path: str | os.PathLike[str]) -> int:
+    """Make a trajectory file end on a whole line before more records are appended to it.
+
+    A crash mid-write leaves a last line without its newline; appending after it would glue
+    the next record onto that line. A tail that is a whole record only lacks its newline
+    (it is added); a partial record is truncated away. Returns the number of bytes dropped
+    (0 when the file is missing, empty or whole) and warns (:class:`TornRecordWarning`)
+    when it drops any.
+    """
+    dropped = _cut_torn_tail(path)
+    if dropped:
+        warnings.warn(_torn_message(path, dropped), TornRecordWarning, stacklevel=2)
+    return dropped
+
+
+def _torn_message(path: str | os.PathLike[str], dropped: int) -> str:
+    return (f"{path}: the last record was cut off mid-write (a crash?); dropped its {dropped} "
+            "byte(s) so that new records start on a line of their own")
+
+
+def _cut_torn_tail(path: str | os.PathLike[str]) -> int:
+    """:func:`repair_torn_tail` without the warning (its callers warn at their own level)."""
+    try:
+        f = open(path, "rb+")  # noqa: SIM115
+    except FileNotFoundError:
+        return 0
+    with f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        start, pos = 0, size
+        while pos > 0:  # the start of the last line: scan back in chunks
+            chunk = min(1 << 16, pos)
+            pos -= chunk
+            f.seek(pos)
+            newline = f.read(chunk).rfind(b"\n")
+            if newline >= 0:
+                start = pos + newline + 1
+                break
+        f.seek(start)
+        if _parse_record(f.read()) is not None:
+            f.seek(size)
+            f.write(b"\n")
+            return 0
+        f.truncate(start)
+    return size - start
+
+
+def _parse_record(data: bytes | str) -> dict[str, Any] | None:
+    """The record a line holds, or None when it is not a whole trajectory record."""
+    try:
+        record = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) and "type" in record else None
 
 
 def package_versions() -> dict[str, str]:
@@ -114,6 +186,9 @@ class TrajectoryLogger(gym.Wrapper):
             ``obs_digest`` hash is always written, so any mode can be replayed and checked.
         env_id, env_kwargs: recorded in the header; default to ``env.spec``.
         fsync: also ``os.fsync`` after each line (survives a power cut, costs time).
+
+    A file that ends in a torn record (the previous run crashed mid-write) is repaired
+    before appending: see :func:`repair_torn_tail`.
     """
 
     def __init__(
@@ -139,6 +214,10 @@ class TrajectoryLogger(gym.Wrapper):
         spec = env.spec
         self.env_id = env_id if env_id is not None else (spec.id if spec is not None else None)
         self.env_kwargs = dict(env_kwargs) if env_kwargs is not None else dict(spec.kwargs if spec else {})
+        if append:
+            dropped = _cut_torn_tail(self.path)
+            if dropped:
+                warnings.warn(_torn_message(self.path, dropped), TornRecordWarning, stacklevel=2)
         self._file = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
         self._episode = -1
         self._step = 0
@@ -353,27 +432,60 @@ class Trajectory:
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Every JSON record of a trajectory file, in order; a truncated last line is skipped.
+    """Every JSON record of a trajectory file, in order, skipping records torn by a crash.
 
-    A line that does not parse anywhere else means the file is damaged: ``ValueError`` names
-    the file and the line.
+    A torn record is a line that does not parse and is the last line (the line in flight
+    when the writer stopped) or is followed by an episode header (a run resumed the file
+    with ``append=True``; an older writer even glued that header onto the torn line: it is
+    recovered). The skipped middle ones are reported with a :class:`TornRecordWarning`.
+    Any other line that does not parse means the file is damaged: ``ValueError`` names the
+    file and the line.
     """
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
             continue
         try:
+            line = raw.decode("utf-8")
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             if number == len(lines):
                 return  # the line in flight when the writer stopped
+            resumed = _resumed_header(raw)
+            if resumed is not None or _next_is_header(lines, number):
+                warnings.warn(f"{path}, line {number}: skipped a record cut off mid-write (a crash)",
+                              TornRecordWarning, stacklevel=2)
+                if resumed is not None:
+                    yield resumed
+                continue
             raise ValueError(f"{path}, line {number}: not a JSON record ({exc})") from None
         if not isinstance(record, dict) or "type" not in record:
             raise ValueError(f"{path}, line {number}: not a trajectory record (no 'type')")
         yield record
+
+
+def _resumed_header(raw: bytes) -> dict[str, Any] | None:
+    """An episode header glued after torn bytes on one line, or None."""
+    text = raw.decode("utf-8", errors="replace")
+    at = text.find(_HEADER_START, 1)
+    while at > 0:
+        record = _parse_record(text[at:])
+        if record is not None and record["type"] == "episode":
+            return record
+        at = text.find(_HEADER_START, at + 1)
+    return None
+
+
+def _next_is_header(lines: list[bytes], number: int) -> bool:
+    """Whether the first non-blank line after line ``number`` (1-based) is an episode header."""
+    for raw in lines[number:]:
+        if raw.strip():
+            record = _parse_record(raw)
+            return record is not None and record["type"] == "episode"
+    return False
 
 
 def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:

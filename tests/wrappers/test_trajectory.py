@@ -15,9 +15,11 @@ from crab_gym.baselines.dispatching import SPT
 from crab_gym.wrappers.discrete import DiscreteActions
 from crab_gym.wrappers.trajectory import (
     FORMAT,
+    TornRecordWarning,
     TrajectoryLogger,
     iter_records,
     read_trajectories,
+    repair_torn_tail,
     replay,
 )
 from tests.core.toy_env import LampsEnv
@@ -293,3 +295,83 @@ def test_minari_export(tmp_path, monkeypatch):
     with pytest.raises(UnflattenableStepError, match="submit_plan"):
         export_minari(path2, "crab_gym/realm-p11/plan-v0", data_path=tmp_path / "minari")
     del minari
+
+
+# ---------------------------------------------------------------------- torn records, resume
+def _record_resumed_run(path) -> None:
+    """What a resumed run writes: one seeded episode (deterministic, so comparable)."""
+    env = TrajectoryLogger(gym.make(LAMPS_ID, invalid_action_penalty=0.25), path, policy="random", append=True)
+    _play_lamps(env, [5], rng_seed=1)
+    env.close()
+
+
+@pytest.fixture
+def resumed_records(tmp_path):
+    """The records a resumed run adds, written to a file of their own."""
+    path = tmp_path / "resumed-alone.jsonl"
+    _record_resumed_run(path)
+    records = list(iter_records(path))
+    assert [r["type"] for r in records][0] == "episode" and records[-1]["type"] == "end"
+    return path.read_bytes(), records
+
+
+def test_resume_after_a_crash_mid_record_keeps_every_whole_record(lamps_log, resumed_records):
+    path, _ = lamps_log
+    original = path.read_bytes()
+    before = list(iter_records(path))
+    last_start = original.rstrip(b"\n").rfind(b"\n") + 1
+    last_len = len(original) - 1 - last_start  # the last record, without its newline
+    assert last_len > 40
+    _, new = resumed_records
+    for cut in (1, 2, 17, last_len // 2, last_len - 1):  # the crash tore the last record here
+        path.write_bytes(original[: last_start + cut])
+        with pytest.warns(TornRecordWarning, match=rf"dropped its {cut} byte"):
+            _record_resumed_run(path)
+        assert path.read_bytes().startswith(original[:last_start])  # nothing whole was touched
+        records = list(iter_records(path))
+        assert records == before[:-1] + new, f"torn at byte {cut} of the last record"
+        episodes = read_trajectories(path)
+        assert len(episodes) == 4
+        assert not episodes[2].complete and episodes[3].complete  # the torn end record is gone
+        assert [e.seed for e in episodes] == [3, None, 11, 5]
+
+
+def test_resume_after_a_crash_before_the_newline_keeps_the_whole_record(lamps_log, resumed_records):
+    path, _ = lamps_log
+    original = path.read_bytes()
+    before = list(iter_records(path))
+    path.write_bytes(original[:-1])  # the record is whole; only its newline is missing
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TornRecordWarning)  # nothing is dropped: no warning
+        _record_resumed_run(path)
+    assert list(iter_records(path)) == before + resumed_records[1]
+
+
+def test_repair_torn_tail(tmp_path):
+    assert repair_torn_tail(tmp_path / "missing.jsonl") == 0
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(b'{"type":"episode"}\n')
+    assert repair_torn_tail(whole) == 0 and whole.read_bytes() == b'{"type":"episode"}\n'
+    only_torn = tmp_path / "torn.jsonl"
+    only_torn.write_bytes(b'{"type":"epi')
+    with pytest.warns(TornRecordWarning, match="dropped its 12 byte"):
+        assert repair_torn_tail(only_torn) == 12
+    assert only_torn.read_bytes() == b""
+
+
+@pytest.mark.parametrize("glued", [True, False], ids=["header-glued-on", "header-on-next-line"])
+def test_reader_skips_a_torn_record_that_a_resumed_run_followed(lamps_log, resumed_records, glued):
+    """Files resumed before the repair existed (glued) or by another writer (next line)."""
+    path, _ = lamps_log
+    original = path.read_bytes()
+    before = list(iter_records(path))
+    new_bytes, new = resumed_records
+    torn = original[: len(original) - 30]  # mid-way through the last (end) record
+    path.write_bytes(torn + (b"" if glued else b"\n") + new_bytes)
+    with pytest.warns(TornRecordWarning, match="cut off mid-write"):
+        records = list(iter_records(path))
+    assert records == before[:-1] + new
+    # a damaged line that no resumed run explains is still an error
+    path.write_bytes(torn + b"\n" + new_bytes.split(b"\n", 1)[1])
+    with pytest.raises(ValueError, match="not a JSON record"):
+        list(iter_records(path))

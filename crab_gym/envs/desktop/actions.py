@@ -18,15 +18,27 @@ No ``from __future__ import annotations`` here: the core reads these type hints 
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationError, WrapValidator
+from pydantic_core import PydanticCustomError
 
 from crab_gym.core import Action, ActionArgumentError, action
-from crab_gym.envs.desktop.keys import KEYBOARD_KEYS
+from crab_gym.envs.desktop.keys import KEYBOARD_KEYS, unknown_key_message
 
 ENV_NAME = "desktop"
 
 Coord = Annotated[float, Field(ge=0.0, le=1.0)]
-Key = Literal[KEYBOARD_KEYS]  # type: ignore[valid-type]  # 194 names, a JSON enum
+
+
+def _key_name(value: Any, handler: Any) -> Any:
+    """Validate a key name; an unknown one gets the nearest names, not all 194 of them."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError("key_name", unknown_key_message(value)) from None
+
+
+# 194 names, a JSON enum (the wrap validator changes only the error message, not the schema)
+Key = Annotated[Literal[KEYBOARD_KEYS], WrapValidator(_key_name)]  # type: ignore[valid-type]
 AppName = Literal["terminal", "editor"]
 RelPath = Annotated[str, Field(min_length=1, max_length=255)]
 #: Longest text one write_text call may type.
@@ -391,7 +403,15 @@ def machine_info(env: Any) -> dict:
     return env.info()
 
 
-OBSERVATION_ACTIONS: tuple[Action, ...] = (screenshot, active_window_title, window_titles, machine_info)
+@action(env_name=ENV_NAME)
+def pressable_keys(env: Any) -> list[str]:
+    """The key names this display's keyboard can press (the key enum less the missing keys)."""
+    missing = set(env.desktop.missing_keys(list(KEYBOARD_KEYS)))
+    return [k for k in KEYBOARD_KEYS if k not in missing]
+
+
+OBSERVATION_ACTIONS: tuple[Action, ...] = (screenshot, active_window_title, window_titles, machine_info,
+                                           pressable_keys)
 
 #: Every action a desktop machine (and so ``crab-gym serve``) accepts, by name.
 MACHINE_ACTIONS: dict[str, Action] = {

@@ -25,6 +25,7 @@ from gymnasium import spaces
 from crab_gym.core import Action, Environment, LocalBackend, evaluator
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.desktop.actions import AGENT_ACTIONS, MACHINE_ACTIONS
+from crab_gym.envs.desktop.keys import KEYBOARD_KEYS
 from crab_gym.envs.desktop.tasks import DesktopTask, get_task, list_tasks
 
 #: Characters of the text observations; anything else is shown as "?".
@@ -61,7 +62,7 @@ def _check_evaluator(node: str, step: Mapping[str, Any]) -> Any:
 
     @evaluator(name=node, description=f"{probe}({arguments})")
     def check(env: Any) -> bool:
-        return bool(env.environment.take(probe, arguments))
+        return bool(env.environment.take(probe, arguments, record=False))
 
     return check
 
@@ -137,6 +138,7 @@ class CrabDesktopEnv(CrabEnv):
         self.instruction = ""
         self._completed = False
         self._taken: list[dict[str, Any]] = []
+        self._key_mask: np.ndarray | None = None  # built once the desktop runs
 
     # ------------------------------------------------------------------ desktop lifecycle
     def _ensure_desktop(self) -> Environment:
@@ -167,6 +169,7 @@ class CrabDesktopEnv(CrabEnv):
                 self.environment.backend.close()
         self.machine = None
         self.environment = None
+        self._key_mask = None
         super().close()
 
     # ------------------------------------------------------------------ CrabEnv hooks
@@ -193,16 +196,27 @@ class CrabDesktopEnv(CrabEnv):
     def _get_obs(self) -> dict[str, Any]:
         env = self._ensure_desktop()
         width, height = self.obs_size
-        shot = env.take("screenshot", {"width": width, "height": height})
-        titles = env.take("window_titles")
+        shot = env.take("screenshot", {"width": width, "height": height}, record=False)
+        titles = env.take("window_titles", record=False)
         return {
             "screenshot": np.asarray(shot, dtype=np.uint8).reshape(height, width, 3),
-            "active_window": sanitize(env.take("active_window_title"), MAX_TITLE),
+            "active_window": sanitize(env.take("active_window_title", record=False), MAX_TITLE),
             "windows": "\n".join(sanitize(t, MAX_TITLE) for t in titles)[:MAX_WINDOWS_TEXT],
         }
 
     def _is_terminated(self) -> bool:
         return self._completed
+
+    def _action_mask(self) -> np.ndarray:
+        """Every finite choice, less ``key_press`` of keys this display's keyboard lacks."""
+        if self._key_mask is None:
+            pressable = set(self._ensure_desktop().take("pressable_keys", record=False))
+            mask = np.ones(self.codec.n_flat, dtype=bool)
+            offset = self.codec.flat_offsets["key_press"]
+            for i, key in enumerate(KEYBOARD_KEYS):
+                mask[offset + i] = key in pressable
+            self._key_mask = mask
+        return self._key_mask.copy()
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         graph = self.graph
@@ -266,5 +280,6 @@ class CrabDesktopEnv(CrabEnv):
             return None
         env = self._ensure_desktop()
         width, height = self.render_size or (self.machine_info["width"], self.machine_info["height"])
-        return np.asarray(env.take("screenshot", {"width": int(width), "height": int(height)}), dtype=np.uint8)
+        shot = env.take("screenshot", {"width": int(width), "height": int(height)}, record=False)
+        return np.asarray(shot, dtype=np.uint8)
 

@@ -15,6 +15,7 @@ import stat
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -62,14 +63,18 @@ class DesktopMachine:
                 )
         (self.workdir / WORKDIR_MARKER).touch()
         self.state_dir = Path(tempfile.mkdtemp(prefix="crab-desktop-state-"))
-        self.app_env = x11.sandbox_env(self.state_dir)
+        # Removes our folders on close(), and also when an unclosed machine (an env dropped
+        # without close()) is garbage-collected or the interpreter exits.
+        self._finalizer = weakref.finalize(self, _remove_dirs, self.state_dir,
+                                           self.workdir if self._own_workdir else None)
         try:
+            self.app_env = x11.sandbox_env(self.state_dir)
             if display is None:
                 self.desktop = x11.XDesktop.start(*screen_size)
             else:
                 self.desktop = x11.XDesktop.attach(display, xauthority=xauthority)
         except BaseException:
-            self._remove_dirs()
+            self._finalizer()
             raise
         self._closed = False
 
@@ -81,12 +86,7 @@ class DesktopMachine:
                 return
             self._closed = True
             self.desktop.close()
-            self._remove_dirs()
-
-    def _remove_dirs(self) -> None:
-        shutil.rmtree(self.state_dir, ignore_errors=True)
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self._finalizer()
 
     @property
     def closed(self) -> bool:
@@ -230,6 +230,13 @@ class DesktopMachine:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+
+def _remove_dirs(state_dir: Path, own_workdir: Path | None) -> None:
+    """The machine's finalizer: remove its settings folder and the work directory it made."""
+    shutil.rmtree(state_dir, ignore_errors=True)
+    if own_workdir is not None:
+        shutil.rmtree(own_workdir, ignore_errors=True)
 
 
 def resize(frame: np.ndarray, width: int, height: int) -> np.ndarray:

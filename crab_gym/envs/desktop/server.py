@@ -23,12 +23,14 @@ annotation, which lives in a local scope.)
 import ipaddress
 import json
 import os
+import contextlib
 import secrets
+import signal
 import socket
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from crab_gym.core.action import Action, ActionArgumentError
@@ -269,6 +271,39 @@ class ServerThread:
         self.stop()
 
 
+#: Signals that stop ``crab-gym serve`` the way Ctrl-C does (desktop stopped, folders removed).
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _exit_cleanly_on_termination() -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into ``SystemExit(128 + signal)``, so ``finally`` blocks run.
+
+    Without this a SIGTERM (``kill``, systemd, ``docker stop``) ends the process on the spot:
+    uvicorn catches it to shut down gracefully, then re-raises it under the previous -- the
+    default -- handler, which kills the process before any cleanup, leaving Xvfb, openbox
+    and the temporary folders behind. Only the first signal raises: a second one must not
+    interrupt the cleanup the first started. A no-op outside the main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal raised
+        if not raised:
+            raised = True
+            raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in TERMINATING_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def serve(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           display: str | None = None, screen_size: tuple[int, int] = (1024, 640),
           workdir: str | None = None, max_body: int = DEFAULT_MAX_BODY,
@@ -285,11 +320,12 @@ def serve(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | No
             "this desktop, and HTTP is not encrypted -- put it behind TLS (an SSH tunnel or a "
             "reverse proxy)", stacklevel=2,
         )
-    machine = DesktopMachine(display=display, screen_size=screen_size, workdir=workdir)
-    try:
-        _print_err(f"crab-gym serve: desktop on display {machine.desktop.display}, "
-                   f"work directory {machine.workdir}, listening on http://{host}:{port}")
-        uvicorn.run(create_app(machine, token, max_body=max_body), host=host, port=port,
-                    log_level=log_level, lifespan="off")
-    finally:
-        machine.close()
+    with _exit_cleanly_on_termination():
+        machine = DesktopMachine(display=display, screen_size=screen_size, workdir=workdir)
+        try:
+            _print_err(f"crab-gym serve: desktop on display {machine.desktop.display}, "
+                       f"work directory {machine.workdir}, listening on http://{host}:{port}")
+            uvicorn.run(create_app(machine, token, max_body=max_body), host=host, port=port,
+                        log_level=log_level, lifespan="off")
+        finally:
+            machine.close()

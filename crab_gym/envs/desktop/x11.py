@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,6 +238,11 @@ class XDesktop:
         self._lock = threading.RLock()
         self._closed = False
         self.key = f"{display}#{secrets.token_hex(8)}"  # unique even if the number is reused
+        # What close() must undo, also run if this object is garbage-collected unclosed or
+        # the interpreter exits: it holds no reference to self (weakref.finalize, not __del__).
+        self._finalizer = weakref.finalize(
+            self, _release, self._server_procs if owned else [], self._apps, tmpdir, self.key
+        )
         self._xlib = None
         self._mss: Any = None
         self.width, self.height = self._query_size()
@@ -327,11 +333,7 @@ class XDesktop:
                 with contextlib.suppress(Exception):
                     self._mss.close()
             self._mss = None
-            if self.owned:
-                for proc in reversed(self._server_procs):
-                    _stop(proc)
-            if self._tmpdir:
-                shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._finalizer()  # stop Xvfb and openbox (when ours), remove the temp folder
 
     @property
     def closed(self) -> bool:
@@ -342,10 +344,6 @@ class XDesktop:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:  # pragma: no cover - best effort
-        with contextlib.suppress(Exception):
-            self.close()
 
     # ------------------------------------------------------------------ helpers
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -508,11 +506,7 @@ class XDesktop:
         """Stop every application this object launched, and what those started (e.g. an
         editor opened from the terminal); never anyone else's windows."""
         with self._lock:
-            strays = _descendants({p.pid for p in self._apps if p.poll() is None})
-            for proc in self._apps:
-                _stop(proc)
-            self._apps.clear()
-            _kill_pids(strays)
+            _stop_apps(self._apps)
             if not self._closed:
                 # Let the window manager unmap the windows before anyone lists them.
                 with contextlib.suppress(DesktopError):
@@ -671,6 +665,30 @@ def _read_display_number(fd: int, proc: subprocess.Popen, timeout: float) -> int
     if not match:
         raise DesktopError(f"Xvfb did not report a display number (got {buf!r})")
     return int(match.group(1))
+
+
+def _release(server_procs: list[subprocess.Popen], apps: list[subprocess.Popen], tmpdir: str | None,
+             key: str) -> None:
+    """Undo what an :class:`XDesktop` started: its apps, then openbox and Xvfb (given only
+    for a display we started), then its temporary folder. Its finalizer: never touches the
+    object itself, so it also runs at garbage collection and at interpreter exit."""
+    with contextlib.suppress(Exception):
+        _stop_apps(apps)
+    _unbind(key)
+    for proc in reversed(server_procs):
+        with contextlib.suppress(Exception):
+            _stop(proc)
+    if tmpdir:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _stop_apps(apps: list[subprocess.Popen]) -> None:
+    """Stop launched apps and whatever they started; empties ``apps``."""
+    strays = _descendants({p.pid for p in apps if p.poll() is None})
+    for proc in apps:
+        _stop(proc)
+    apps.clear()
+    _kill_pids(strays)
 
 
 def _descendants(roots: set[int]) -> list[int]:
