@@ -1,4 +1,9 @@
-"""The ``crab-gym`` command: list envs, run policies on them, serve a desktop."""
+"""The ``crab-gym`` command: list envs, run policies on them, serve a desktop.
+
+Exit codes of ``crab-gym run``: 0 every episode ran; 1 some episode raised (it is listed in
+the report, and the other episodes still ran); 2 a usage mistake, reported on one line of
+stderr before anything runs; 130 interrupted (the episodes finished so far are reported).
+"""
 
 from __future__ import annotations
 
@@ -7,75 +12,243 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
 DEFAULT_ENVS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
 DEFAULT_POLICIES = ["random", "oracle"]
 
-
-def _policy_factories() -> dict[str, object]:
-    from crab_gym.baselines.registry import policy_factories
-
-    return policy_factories()
+#: Exceptions that making an env or a policy raises for a bad argument or a missing extra:
+#: reported on one line. Anything else is a bug and keeps its traceback.
+USER_ERRORS = (TypeError, ValueError, KeyError, LookupError, OSError, ImportError, gym.error.Error)
 
 
+class UsageError(Exception):
+    """A mistake in the command line: one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump): ``crab-gym run: error: ...``."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _message(exc: BaseException) -> str:
+    """The user-facing text of an env/policy construction error: gym.make's re-raised
+    TypeError is unwrapped to the env's own message, a KeyError loses its quotes."""
+    cause = exc.__cause__
+    if isinstance(exc, TypeError) and cause is not None and "was raised from the environment creator" in str(exc):
+        exc = cause
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return _one_line(exc.args[0])
+    return _one_line(str(exc) or type(exc).__name__)
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# ====================================================================== list
 def cmd_list(args: argparse.Namespace) -> int:
     import crab_gym  # noqa: F401  (registers the ids)
+    from crab_gym.baselines.registry import policy_specs
     from crab_gym.envs.registration import ENV_SPECS
 
+    print("envs:")
     for spec in ENV_SPECS:
-        print(f"{spec.id:24s} {spec.entry_point}")
-    print("\npolicies: " + ", ".join(sorted(_policy_factories())))
+        print(f"  {spec.id:24s} {spec.entry_point}")
+    print("\npolicies:")
+    for name, pol in policy_specs().items():
+        fits = "any env" if pol.env_ids is None else ", ".join(pol.env_ids)
+        print(f"  {name:20s} {pol.description} [{fits}]")
     return 0
+
+
+# ====================================================================== run
+def _check_run_args(args: argparse.Namespace) -> dict[str, Any]:
+    """Everything that can be checked without making an env; returns the env kwargs."""
+    if args.plot and not args.out:
+        raise UsageError("--plot writes report.png next to the reports: add --out DIR")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError('--plot needs matplotlib: pip install "crab_gym[viz]" (or drop --plot)') from None
+    if not args.env_kwargs:
+        return {}
+    try:
+        kwargs = json.loads(args.env_kwargs)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--env-kwargs is not valid JSON ({exc.msg} at character {exc.pos}): "
+            """give a JSON object in single quotes, e.g. --env-kwargs '{"instance": "ft06"}'"""
+        ) from None
+    if not isinstance(kwargs, dict):
+        raise UsageError(
+            f"--env-kwargs must be a JSON object (keyword -> value), got a JSON {type(kwargs).__name__}: "
+            """e.g. --env-kwargs '{"instance": "ft06"}'"""
+        )
+    return kwargs
+
+
+def _check_names(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str, Any]) -> None:
+    for env_id in env_ids:
+        if env_id not in gym.registry:
+            raise UsageError(
+                f"unknown env id {env_id!r}{_did_you_mean(env_id, list(gym.registry))}; "
+                "`crab-gym list` shows them all"
+            )
+    unknown = [p for p in policies if p not in specs]
+    if unknown:
+        hints = "".join(_did_you_mean(p, list(specs)) for p in unknown)
+        raise UsageError(f"unknown policy {', '.join(map(repr, unknown))}{hints}; available: {', '.join(specs)}")
+
+
+def _check_fit(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str, Any]) -> None:
+    """Every policy must fit every env: say which do, instead of failing mid-episode."""
+    problems = []
+    for name in policies:
+        misfits = [e for e in env_ids if not specs[name].fits(e)]
+        if not misfits:
+            continue
+        fit_all = [p for p, spec in specs.items() if all(spec.fits(e) for e in env_ids)]
+        where = misfits[0] if len(misfits) == 1 else ", ".join(misfits)
+        own = f" (it fits {', '.join(specs[name].env_ids)}: pass --env to choose)" if specs[name].env_ids else ""
+        what = "policies that fit it" if len(env_ids) == 1 else "policies that fit every env asked for"
+        problems.append(f"policy {name!r} does not fit {where}{own}; {what}: {', '.join(fit_all)}")
+    if problems:
+        raise UsageError("; ".join(problems))
+
+
+def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: Sequence[str], specs: dict[str, Any]) -> None:
+    """Make each env once and build each policy on it, so that a bad instance name, a wrong
+    keyword or an unconfigured policy is a one-line error before any episode runs."""
+    shown = f" with --env-kwargs {json.dumps(kwargs)}" if kwargs else ""
+    for env_id in env_ids:
+        try:
+            env = gym.make(env_id, **kwargs)
+        except USER_ERRORS as exc:
+            raise UsageError(f"cannot make {env_id}{shown}: {_message(exc)}") from None
+        try:
+            for name in policies:
+                try:
+                    specs[name].factory(env)
+                except USER_ERRORS as exc:
+                    raise UsageError(f"policy {name!r} cannot run on {env_id}: {_message(exc)}") from None
+        finally:
+            env.close()
+
+
+def _finish(report: Any, args: argparse.Namespace) -> None:
+    """Print the report and write it (and the plot) when --out is given."""
+    print(report.to_markdown(legend=False))
+    if args.out:
+        paths = report.write(args.out)
+        print(f"wrote {paths['json']} and {paths['markdown']}")
+        if args.plot and report.results:
+            print(f"wrote {report.plot(Path(args.out) / 'report.png')}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     import crab_gym  # noqa: F401
+    from crab_gym.baselines.registry import policy_specs
     from crab_gym.core.benchmark import Benchmark
 
-    factories = _policy_factories()
-    unknown = [p for p in args.policy if p not in factories]
-    if unknown:
-        print(f"unknown policy {unknown}; available: {sorted(factories)}", file=sys.stderr)
-        return 2
-    envs = []
-    for env_id in args.env:
-        if env_id not in gym.registry:
-            print(f"unknown env id {env_id!r}; run `crab-gym list`", file=sys.stderr)
-            return 2
-        envs.append((env_id, json.loads(args.env_kwargs) if args.env_kwargs else {}))
-    bench = Benchmark(envs, seeds=range(args.seed, args.seed + args.episodes), max_steps=args.max_steps)
+    kwargs = _check_run_args(args)
+    specs = policy_specs()
+    _check_names(args.env, args.policy, specs)
+    _check_fit(args.env, args.policy, specs)
+    _preflight(args.env, kwargs, args.policy, specs)
+
+    bench = Benchmark(
+        [(env_id, kwargs) for env_id in args.env],
+        seeds=range(args.seed, args.seed + args.episodes),
+        max_steps=args.max_steps,
+    )
     try:
-        report = bench.run({p: factories[p] for p in args.policy}, progress=not args.quiet)
-    except (ValueError, TypeError, ImportError) as exc:  # a policy that cannot run here
-        print(f"crab-gym run: {exc}", file=sys.stderr)
-        return 2
-    print(report.to_markdown())
-    if args.out:
-        paths = report.write(args.out)
-        print(f"wrote {paths['json']} and {paths['markdown']}")
-        if args.plot:
-            print(f"wrote {report.plot(Path(args.out) / 'report.png')}")
+        report = bench.run({p: specs[p].factory for p in args.policy}, progress=not args.quiet)
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "partial_report", None)
+        if partial is not None:
+            _finish(partial, args)
+        print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
+        return 130
+    _finish(report, args)
+    if report.n_errors:
+        tracebacks = (
+            f"their tracebacks are in {Path(args.out) / 'report.json'}" if args.out
+            else "add --out DIR to keep their tracebacks in report.json"
+        )
+        print(
+            f"crab-gym run: {report.n_errors} of {len(report.results)} episodes raised an error "
+            f"(listed under Errors above; {tracebacks})",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
+# ====================================================================== parser
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crab-gym", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_list = sub.add_parser("list", help="list the env ids and baseline policies")
-    p_list.set_defaults(func=cmd_list)
-    p_run = sub.add_parser("run", help="run baseline policies on envs and print a report")
-    p_run.add_argument("--env", nargs="+", default=DEFAULT_ENVS, help="env ids (default: every REALM env)")
-    p_run.add_argument("--env-kwargs", default="", help='JSON kwargs for gym.make, e.g. \'{"instance": "ft06"}\'')
-    p_run.add_argument(
-        "--policy", nargs="+", default=DEFAULT_POLICIES, help="policy names (see `list`; default: random oracle)"
+    parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,serve}")
+    p_list = sub.add_parser(
+        "list", help="list the env ids and baseline policies", description="List the env ids and the named "
+        "baseline policies, with the envs each policy fits."
     )
-    p_run.add_argument("--episodes", type=int, default=3)
-    p_run.add_argument("--seed", type=int, default=0)
-    p_run.add_argument("--max-steps", type=int, default=10_000)
-    p_run.add_argument("--out", default="", help="directory for report.json / report.md")
-    p_run.add_argument("--plot", action="store_true", help="also write report.png (needs the viz extra)")
+    p_list.set_defaults(func=cmd_list)
+    p_run = sub.add_parser(
+        "run",
+        help="run baseline policies on envs and print a report",
+        description="Run each policy on each env for --episodes seeded episodes and print a Markdown "
+        "report (means per env x policy). An episode that raises is recorded with its error and the run "
+        "goes on; the exit code is then 1. Usage mistakes exit with code 2 before anything runs.",
+        epilog="exit codes: 0 every episode ran; 1 some episode raised an error (listed in the report); "
+        "2 usage mistake (one line on stderr, nothing ran); 130 interrupted (finished episodes reported).",
+    )
+    p_run.add_argument(
+        "--env", nargs="+", default=DEFAULT_ENVS, metavar="ID",
+        help="env ids to run (default: every REALM env; `crab-gym list` shows them)",
+    )
+    p_run.add_argument(
+        "--env-kwargs", default="", metavar="JSON",
+        help='keyword arguments for gym.make as a JSON object, applied to every --env, '
+             'e.g. \'{"instance": "ft06"}\' (default: none)',
+    )
+    p_run.add_argument(
+        "--policy", nargs="+", default=DEFAULT_POLICIES, metavar="NAME",
+        help="policy names; each must fit every --env (`crab-gym list` shows which fit; default: random oracle)",
+    )
+    p_run.add_argument("--episodes", type=_positive_int, default=3, metavar="N",
+                       help="episodes per env and policy, one per seed (default: %(default)s)")
+    p_run.add_argument("--seed", type=int, default=0,
+                       help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
+    p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
+                       help="cut (truncate) an episode after N steps (default: %(default)s)")
+    p_run.add_argument("--out", default="", metavar="DIR",
+                       help="directory to write report.json and report.md into (written even when "
+                            "episodes failed; default: print only)")
+    p_run.add_argument("--plot", action="store_true",
+                       help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=cmd_run)
     try:
@@ -83,13 +256,25 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:  # the desktop module is optional at import time
         add_serve_parser = None
     if add_serve_parser is not None:
-        add_serve_parser(sub)
+        p_serve = add_serve_parser(sub)
+        for action in p_serve._actions:  # every option documented, whoever added it
+            if action.help is None and action.dest == "log_level":
+                action.help = "server log level (default: %(default)s)"
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    """Run the command; returns the exit code (argparse's own exits included)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a parse error (2, already printed)
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"crab-gym {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

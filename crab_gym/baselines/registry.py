@@ -1,17 +1,45 @@
 """Named baseline policies for the CLI and benchmarks: name -> factory(env) -> policy.
 
-Problem-specific heuristics only apply to their own env; ``crab-gym run`` reports an error
-for a policy that does not fit the env it is asked to run on.
+Each policy also says which env ids it fits: problem-specific heuristics only apply to
+their own problem, so ``crab-gym run`` checks the fit before running anything and lists
+the policies that do fit (:func:`policies_for`), instead of failing deep inside an episode.
+An env registered under another id with the same entry point (a user's alias) fits too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 
 from crab_gym.baselines.random_policy import RandomPolicy
+
+REALM_IDS = ("Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0")
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A named policy.
+
+    Attributes:
+        name: the name the CLI and reports use.
+        factory: ``factory(env) -> policy`` where ``policy(obs, info) -> action``.
+        env_ids: the env ids it fits; None: any env.
+        description: one line for ``crab-gym list``.
+    """
+
+    name: str
+    factory: Callable[[gym.Env], Any]
+    env_ids: tuple[str, ...] | None
+    description: str
+
+    def fits(self, env_id: str) -> bool:
+        """Whether the policy can act in ``env_id`` (an id or ``module:id``)."""
+        if self.env_ids is None:
+            return True
+        return _entry_point(env_id) in {_entry_point(i) for i in self.env_ids}
 
 
 class _EnvPolicy:
@@ -31,20 +59,50 @@ def _llm_agent() -> Any:
     return LLMAgent()
 
 
-def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
-    """Every named policy."""
+def _entry_point(env_id: str) -> str:
+    """What identifies an env's class: its registered entry point (else the bare id)."""
+    bare = env_id.split(":", 1)[-1]
+    spec = gym.registry.get(bare)
+    if spec is None or spec.entry_point is None:
+        return bare
+    entry = spec.entry_point
+    return entry if isinstance(entry, str) else f"{entry.__module__}:{entry.__qualname__}"
+
+
+def policy_specs() -> dict[str, PolicySpec]:
+    """Every named policy, with the envs it fits."""
     from crab_gym.baselines.dispatching import RULES
     from crab_gym.baselines.heuristics_p1_p2 import EarliestStartPolicy, InsertionTourPolicy
     from crab_gym.baselines.heuristics_p3_p4 import greedy_action
     from crab_gym.baselines.oracle_policy import OraclePolicy
 
-    factories: dict[str, Callable[[gym.Env], Any]] = {
-        "random": lambda env: RandomPolicy(env, seed=0),
-        "oracle": lambda env: OraclePolicy(env),
-        "p1_insertion": lambda env: InsertionTourPolicy(env),
-        "p2_earliest_start": lambda env: EarliestStartPolicy(env),
-        "ridesharing_greedy": lambda env: _EnvPolicy(env, greedy_action),
-        "llm": lambda env: _llm_agent(),
-    }
-    factories.update({name.lower(): (lambda env, rule=rule: rule) for name, rule in RULES.items()})
-    return factories
+    specs = [
+        PolicySpec("random", lambda env: RandomPolicy(env, seed=0), None,
+                   "uniform over the legal actions (action mask), else action_space.sample()"),
+        PolicySpec("oracle", lambda env: OraclePolicy(env), REALM_IDS,
+                   "submits the reference (OR-Tools / CP-SAT) plan: the yardstick of optimality"),
+        PolicySpec("p1_insertion", lambda env: InsertionTourPolicy(env), ("Realm-P1-v0",),
+                   "plans a route by cheapest feasible insertion, then visits it stop by stop"),
+        PolicySpec("p2_earliest_start", lambda env: EarliestStartPolicy(env), ("Realm-P2-v0",),
+                   "earliest-preferred group first, to the guide who can start it soonest"),
+        PolicySpec("ridesharing_greedy", lambda env: _EnvPolicy(env, greedy_action), ("Realm-P3-v0", "Realm-P4-v0"),
+                   "each free vehicle to the legal stop it can serve soonest"),
+        PolicySpec("llm", lambda env: _llm_agent(), None,
+                   "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)"),
+    ]
+    specs += [
+        PolicySpec(name.lower(), (lambda env, rule=rule: rule), ("Realm-P11-v0",),
+                   f"{name} dispatching rule: {rule.description}")
+        for name, rule in RULES.items()
+    ]
+    return {s.name: s for s in specs}
+
+
+def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
+    """Every named policy's factory (see :func:`policy_specs` for the envs each fits)."""
+    return {name: spec.factory for name, spec in policy_specs().items()}
+
+
+def policies_for(env_id: str) -> list[str]:
+    """The names of the policies that fit ``env_id``."""
+    return [name for name, spec in policy_specs().items() if spec.fits(env_id)]

@@ -3,14 +3,21 @@
 The runner (not the env) measures wall-clock time, so envs stay deterministic and their
 ``info`` comparable across runs. Reports are written as JSON (for analysis) and a Markdown
 table (for people); a plot is available with the ``viz`` extra.
+
+An episode that raises never loses the others: it is recorded with its error and the run
+goes on (see :attr:`EpisodeResult.error`, :meth:`BenchmarkReport.error_groups`). A Ctrl-C
+still stops the run; the :class:`KeyboardInterrupt` then carries the episodes finished so
+far as ``partial_report``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+import traceback as tb
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,8 +26,36 @@ import gymnasium as gym
 
 
 #: Columns the runner measures, then the REALM metrics, in table order.
-RUNNER_COLUMNS = ("env", "policy", "episodes", "return", "completeness", "success", "steps", "invalid", "time_s")
+RUNNER_COLUMNS = (
+    "env", "policy", "kwargs", "episodes", "errors", "return", "completeness", "success", "steps", "invalid", "time_s",
+)
 REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
+#: Columns that count things: printed as integers (means with one decimal when fractional).
+COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid")
+
+#: What each column of the report means (the Markdown legend and the JSON ``columns``).
+LEGEND: dict[str, str] = {
+    "episodes": "episodes run (one per seed), including those that raised an error",
+    "errors": "episodes that raised an exception (listed under Errors); they count as failures in "
+    "`success` and are left out of every other mean",
+    "return": "mean episode return (REALM envs: progress_weight x completeness + optimality_weight x optimality)",
+    "completeness": "mean share of the env's sub-goals passed at the end of the episode (progress: "
+    "targets visited, groups served, passengers delivered, jobs completed); 1.0 = every sub-goal passed",
+    "success": "share of episodes that reached a complete, feasible plan: terminated (not cut by a step "
+    "limit) with every sub-goal passed and, when the env reports it, constraint_satisfaction = 1. "
+    "A complete plan worse than the reference is a success with optimality < 1",
+    "steps": "mean number of env steps per episode",
+    "invalid": "mean number of invalid (rejected) actions per episode",
+    "time_s": "mean wall-clock seconds per episode (measured by the runner, never by the env)",
+    "planning_quality": "REALM: share of the problem's demands the plan serves",
+    "optimality": "REALM: plan quality against the reference (oracle or best known), in [0, 1]; 0 if infeasible",
+    "constraint_satisfaction": "REALM: share of the plan's constraints that hold",
+    "coordination": "REALM: multi-agent problems, share of agents that contribute",
+    "adaptation": "REALM: disruption problems, quality after disruptions against an adaptive oracle",
+}
+
+#: Tolerance for "every sub-goal passed" / "every constraint holds" (shares are ratios).
+_FULL = 1.0 - 1e-9
 
 
 class Policy(Protocol):
@@ -33,9 +68,19 @@ class Policy(Protocol):
 PolicyFactory = Callable[[gym.Env], Policy]
 
 
+def episode_success(terminated: bool, completeness: float, metrics: Mapping[str, Any]) -> bool:
+    """A complete, feasible plan: the episode terminated (was not truncated) with every
+    sub-goal passed, and every constraint holds when the env reports
+    ``constraint_satisfaction``. Optimality is not required: that is its own metric."""
+    cs = metrics.get("constraint_satisfaction")
+    feasible = not isinstance(cs, (int, float)) or isinstance(cs, bool) or cs >= _FULL
+    return bool(terminated and completeness >= _FULL and feasible)
+
+
 @dataclass
 class EpisodeResult:
-    """One episode's outcome."""
+    """One episode's outcome. ``error`` (``"Type: message"``) is set when the episode raised;
+    the other fields then hold what was measured before the exception."""
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -49,6 +94,32 @@ class EpisodeResult:
     truncated: bool
     metrics: dict[str, Any] = field(default_factory=dict)
     wall_time_s: float = 0.0
+    success: bool = False
+    error: str | None = None
+    traceback: str | None = None
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    vals = list(values)
+    return statistics.fmean(vals) if vals else None
+
+
+def _cell(column: str, value: Any) -> str:
+    """A table cell: counts as integers, seconds with 2 decimals, shares with 3."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value).replace("|", "\\|")  # a pipe would split the table cell
+    if column in COUNT_COLUMNS:
+        return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+    if column == "time_s":
+        return f"{value:.2f}"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 @dataclass
@@ -57,52 +128,88 @@ class BenchmarkReport:
 
     results: list[EpisodeResult]
 
+    @property
+    def n_errors(self) -> int:
+        """Episodes that raised."""
+        return sum(r.error is not None for r in self.results)
+
     def summary(self) -> list[dict[str, Any]]:
-        """One row per (env, kwargs, policy): means over episodes."""
+        """One row per (env, kwargs, policy): counts, and means over the episodes that ran
+        to the end (``None`` when every episode raised); ``success`` is over all episodes."""
         groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
         for r in self.results:
             key = (r.env_id, json.dumps(r.env_kwargs, sort_keys=True, default=str), r.policy)
             groups.setdefault(key, []).append(r)
         rows = []
-        for (env_id, kwargs, policy), rs in groups.items():
-            metric_names = sorted({k for r in rs for k, v in r.metrics.items() if isinstance(v, (int, float))})
+        for (env_id, kwargs, policy), all_rs in groups.items():
+            rs = [r for r in all_rs if r.error is None]
+            metric_names = sorted({k for r in rs for k, v in r.metrics.items() if _is_number(v)})
             row: dict[str, Any] = {
                 "env": env_id,
                 "kwargs": kwargs,
                 "policy": policy,
-                "episodes": len(rs),
-                "return": statistics.fmean(r.episode_return for r in rs),
-                "completeness": statistics.fmean(r.completeness for r in rs),
-                "success": statistics.fmean(float(r.terminated and r.completeness >= 1.0) for r in rs),
-                "steps": statistics.fmean(r.steps for r in rs),
-                "invalid": statistics.fmean(r.invalid_actions for r in rs),
-                "time_s": statistics.fmean(r.wall_time_s for r in rs),
+                "episodes": len(all_rs),
+                "errors": len(all_rs) - len(rs),
+                "return": _mean(r.episode_return for r in rs),
+                "completeness": _mean(r.completeness for r in rs),
+                "success": statistics.fmean(float(r.success and r.error is None) for r in all_rs),
+                "steps": _mean(r.steps for r in rs),
+                "invalid": _mean(r.invalid_actions for r in rs),
+                "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
             }
             for name in metric_names:
-                vals = [float(r.metrics[name]) for r in rs if isinstance(r.metrics.get(name), (int, float))]
-                row[name] = statistics.fmean(vals) if vals else float("nan")
+                row[name] = _mean(float(r.metrics[name]) for r in rs if _is_number(r.metrics.get(name)))
             rows.append(row)
         return rows
 
-    def to_markdown(self) -> str:
-        """A Markdown table of :meth:`summary`: the runner's columns and the REALM metrics
-        (problem-specific metrics stay in the JSON report)."""
+    def error_groups(self) -> list[dict[str, Any]]:
+        """The errors, one entry per (env, kwargs, policy, error) with the seeds it hit."""
+        groups: dict[tuple[str, str, str, str], list[int]] = {}
+        for r in self.results:
+            if r.error is not None:
+                key = (r.env_id, json.dumps(r.env_kwargs, sort_keys=True, default=str), r.policy, r.error)
+                groups.setdefault(key, []).append(r.seed)
+        return [
+            {"env": e, "kwargs": k, "policy": p, "error": err, "count": len(seeds), "seeds": seeds}
+            for (e, k, p, err), seeds in groups.items()
+        ]
+
+    def to_markdown(self, *, legend: bool = True) -> str:
+        """A Markdown table of :meth:`summary` (the runner's columns and the REALM metrics;
+        problem-specific metrics stay in the JSON report), the errors, and (``legend``) what
+        each column means."""
         rows = self.summary()
         if not rows:
             return "(no episodes)\n"
         present = {k for row in rows for k in row}
         columns = [c for c in (*RUNNER_COLUMNS, *REALM_METRICS) if c in present]
+        if all(row["kwargs"] == "{}" for row in rows):
+            columns.remove("kwargs")
         lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         for row in rows:
-            cells = []
-            for c in columns:
-                v = row.get(c, "")
-                cells.append(f"{v:.3f}" if isinstance(v, float) else str(v))
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append("| " + " | ".join(_cell(c, row.get(c)) for c in columns) + " |")
+        errors = self.error_groups()
+        if errors:
+            lines += ["", f"**Errors** ({self.n_errors} of {len(self.results)} episodes raised):", ""]
+            for g in errors:
+                kwargs = "" if g["kwargs"] == "{}" else f" {g['kwargs']}"
+                seeds = ", ".join(str(s) for s in g["seeds"])
+                lines.append(
+                    f"- {g['env']}{kwargs} x {g['policy']}: {g['count']} episode(s) (seed {seeds}): "
+                    f"{_one_line(g['error'])}"
+                )
+        if legend:
+            lines += ["", "**Columns**", ""]
+            lines += [f"- `{c}`: {LEGEND[c]}" for c in columns if c in LEGEND]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
-        return {"summary": self.summary(), "episodes": [asdict(r) for r in self.results]}
+        return {
+            "summary": self.summary(),
+            "errors": self.error_groups(),
+            "episodes": [asdict(r) for r in self.results],
+            "columns": dict(LEGEND),
+        }
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write ``report.json`` and ``report.md`` into ``directory``; return their paths."""
@@ -130,7 +237,8 @@ class BenchmarkReport:
         for j, pol in enumerate(policies):
             xs, ys = [], []
             for i, env_id in enumerate(envs):
-                vals = [r.get(metric, float("nan")) for r in rows if r["env"] == env_id and r["policy"] == pol]
+                vals = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
+                vals = [v for v in vals if _is_number(v)]
                 if vals:
                     xs.append(i + j * width)
                     ys.append(statistics.fmean(vals))
@@ -143,6 +251,10 @@ class BenchmarkReport:
         fig.savefig(target, dpi=120)
         plt.close(fig)
         return target
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class Benchmark:
@@ -160,6 +272,8 @@ class Benchmark:
         seeds: Sequence[int] = (0,),
         max_steps: int = 10_000,
     ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.envs = [(e, {}) if isinstance(e, str) else (e[0], dict(e[1])) for e in envs]
         self.seeds = list(seeds)
         self.max_steps = max_steps
@@ -170,47 +284,70 @@ class Benchmark:
         *,
         progress: bool = True,
     ) -> BenchmarkReport:
-        """Run every policy on every env for every seed; return the report."""
+        """Run every policy on every env for every seed; return the report.
+
+        An exception in an episode (making the env, building the policy, resetting or
+        stepping) is recorded in that episode's result and the run goes on. On
+        KeyboardInterrupt the exception is re-raised with ``partial_report`` attached.
+        """
         from tqdm.auto import tqdm
 
         jobs = [(e, k, p, s) for e, k in self.envs for p in policies for s in self.seeds]
         results: list[EpisodeResult] = []
-        for env_id, kwargs, policy_name, seed in tqdm(jobs, disable=not progress, desc="episodes"):
-            env = gym.make(env_id, **kwargs)
-            try:
-                policy = policies[policy_name](env)
-                results.append(self._episode(env, env_id, kwargs, policy_name, policy, seed))
-            finally:
-                env.close()
+        bar = tqdm(jobs, disable=not progress, desc="episodes")
+        try:
+            for env_id, kwargs, policy_name, seed in bar:
+                results.append(self._guarded_episode(env_id, kwargs, policy_name, policies[policy_name], seed))
+                if results[-1].error is not None:
+                    bar.set_postfix(errors=sum(r.error is not None for r in results))
+        except KeyboardInterrupt as exc:
+            exc.partial_report = BenchmarkReport(results)  # type: ignore[attr-defined]
+            raise
+        finally:
+            bar.close()
         return BenchmarkReport(results)
 
-    def _episode(
-        self, env: gym.Env, env_id: str, kwargs: dict, name: str, policy: Policy, seed: int
+    def _guarded_episode(
+        self, env_id: str, kwargs: dict, name: str, factory: PolicyFactory, seed: int
     ) -> EpisodeResult:
+        """One episode; any exception becomes the result's ``error``."""
+        tally = EpisodeResult(env_id, kwargs, name, seed, 0.0, 0, 0, 0.0, False, False)
         start = time.perf_counter()
-        obs, info = env.reset(seed=seed)
+        env: gym.Env | None = None
+        try:
+            env = gym.make(env_id, **kwargs)
+            self._episode(env, factory(env), tally)
+        except Exception as exc:  # noqa: BLE001 - recorded, and the run goes on
+            tally.error = f"{type(exc).__name__}: {exc}"
+            tally.traceback = tb.format_exc()
+            tally.success = False
+        finally:
+            if env is not None:
+                try:
+                    env.close()
+                except Exception as exc:  # noqa: BLE001 - a failing close must not lose the episode
+                    if tally.error is None:
+                        tally.error = f"{type(exc).__name__} while closing the env: {exc}"
+                        tally.traceback = tb.format_exc()
+                        tally.success = False
+            tally.wall_time_s = time.perf_counter() - start
+        return tally
+
+    def _episode(self, env: gym.Env, policy: Policy, tally: EpisodeResult) -> None:
+        """Play one episode, keeping ``tally`` up to date after every step (so that an
+        exception leaves what was measured so far)."""
+        obs, info = env.reset(seed=tally.seed)
         if hasattr(policy, "reset"):
             policy.reset(env)
-        total, steps, invalid = 0.0, 0, 0
         terminated = truncated = False
         while not (terminated or truncated):
             obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-            total += float(reward)
-            steps += 1
-            invalid += int(info.get("valid", True) is False)
-            if steps >= self.max_steps and not terminated:
+            tally.episode_return += float(reward)
+            tally.steps += 1
+            tally.invalid_actions += int(info.get("valid", True) is False)
+            tally.completeness = float(info.get("completeness", 0.0))
+            if tally.steps >= self.max_steps and not terminated:
                 truncated = True
-        return EpisodeResult(
-            env_id=env_id,
-            env_kwargs=kwargs,
-            policy=name,
-            seed=seed,
-            episode_return=total,
-            steps=steps,
-            invalid_actions=invalid,
-            completeness=float(info.get("completeness", 0.0)),
-            terminated=bool(terminated),
-            truncated=bool(truncated),
-            metrics=dict(info.get("metrics", {}) or {}),
-            wall_time_s=time.perf_counter() - start,
-        )
+        tally.terminated, tally.truncated = bool(terminated), bool(truncated)
+        tally.metrics = dict(info.get("metrics", {}) or {})
+        tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)

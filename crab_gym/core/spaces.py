@@ -306,7 +306,7 @@ def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
         )
         if not integer:
             return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {_short(x)}"
-        return f"{where}{_short(x)} is out of range {lo}..{hi}"
+        return f"{where}{int(x)} is out of range {lo}..{hi}"
     if isinstance(space, spaces.Box):
         if not isinstance(x, np.ndarray):
             return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {_short(x)}"

@@ -8,13 +8,21 @@
 * :class:`PendingPlanMixin`: ``submit_plan`` validated in ``_check_action`` and carried out
   by the action, never leaking into the next step.
 * :func:`goal_graph`, :func:`clock`, :func:`classical_mds`, :func:`draw_seed`: helpers.
+* :func:`checked_init`, :class:`InstanceKind`, :func:`check_option_keys`: constructor
+  arguments checked the same way everywhere, with errors that say what *is* accepted.
 
 The mixins go before ``CrabEnv`` in the bases; they only use the hooks they document.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -59,6 +67,142 @@ def classical_mds(travel: Any, floor: float = 0.0) -> np.ndarray:
 def draw_seed(rng: np.random.Generator) -> int:
     """A generator seed from the env's seeded ``np_random`` (so ``reset(seed=...)`` repeats)."""
     return int(rng.integers(0, 2**31 - 1))
+
+
+# ====================================================================== argument checks
+def did_you_mean(word: Any, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the nearest choice, or ``""`` when none is close."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_keys_message(what: str, unknown: Sequence[Any], valid: Sequence[str], noun: str = "keys") -> str:
+    """``unknown generator option 'sise' (did you mean 'size'?); valid keys: n_targets, size``."""
+    named = ", ".join(f"{k!r}{did_you_mean(k, valid)}" for k in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    return f"unknown {what}{plural} {named}; valid {noun}: {', '.join(valid)}"
+
+
+def check_option_keys(what: str, options: Mapping[Any, Any], valid: Sequence[str]) -> None:
+    """Raise ValueError naming the valid keys if ``options`` has any other key."""
+    unknown = [k for k in options if k not in valid]
+    if unknown:
+        raise ValueError(unknown_keys_message(what, unknown, valid))
+
+
+def _env_label(cls: type) -> str:
+    """``CampusTourEnv (Realm-P1-v0)``: the class, and its registered id when it has one."""
+    from crab_gym.envs.registration import ENV_SPECS  # lazy: registration imports no env
+
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    ids = [spec.id for spec in ENV_SPECS if spec.entry_point == target]
+    return f"{cls.__qualname__} ({ids[0]})" if ids else cls.__qualname__
+
+
+def checked_init(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorate an env's ``__init__`` so that a misspelled keyword (``gym.make(id,
+    instanse=...)``) raises a TypeError listing the valid keywords and the nearest one,
+    instead of Python's bare "unexpected keyword argument". The signature is kept
+    (``inspect.signature`` follows ``__wrapped__``)."""
+    sig = inspect.signature(init)
+    params = [p for p in list(sig.parameters.values())[1:]]
+    keywords = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    owner = init.__qualname__.rsplit(".", 1)[0]
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            sig.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            cls = type(self) if type(self).__qualname__ == owner else None
+            label = _env_label(cls) if cls is not None else owner
+            unknown = [k for k in kwargs if k not in keywords]
+            if unknown:
+                message = f"{label}: " + unknown_keys_message("keyword", unknown, keywords, noun="keywords")
+            elif len(args) > len(positional):
+                message = (
+                    f"{label} takes {len(positional)} positional argument(s) ({', '.join(positional)}); "
+                    f"pass the others by keyword: {', '.join(keywords)}"
+                )
+            else:
+                message = f"{label}: {exc}; valid keywords: {', '.join(keywords)}"
+            raise TypeError(message) from None
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class InstanceKind:
+    """What an env's ``instance`` argument accepts, to check it and explain a wrong one.
+
+    Attributes:
+        problem: ``"P1"`` ... (names the problem in messages).
+        types: instance classes accepted as they are.
+        names: the shipped instance names.
+        list_all: the call that lists every shipped name (shown to the user).
+        examples: a few shipped names to show.
+        files: how a file path is described (``"a path to a JSON file"``).
+        mappings: whether a mapping (a parsed JSON instance) is accepted.
+    """
+
+    problem: str
+    types: tuple[type, ...]
+    names: Callable[[], Sequence[str]]
+    list_all: str
+    examples: tuple[str, ...]
+    files: str = "a path to a JSON file"
+    mappings: bool = True
+
+    def accepts(self) -> str:
+        """The sentence that says what ``instance`` may be."""
+        n = len(self.names())
+        kinds = [
+            f"a shipped {self.problem} instance name ({', '.join(self.examples)}, ...; all {n}: {self.list_all})",
+            self.files,
+        ]
+        if self.mappings:
+            kinds.append("a mapping (a parsed instance)")
+        objects = " or ".join(t.__name__ for t in self.types)
+        return ", ".join(kinds) + f", or a {objects}"
+
+    def check(self, value: Any) -> None:
+        """Raise TypeError saying what is accepted if ``value`` cannot be an instance."""
+        ok = isinstance(value, (str, os.PathLike, *self.types)) or (self.mappings and isinstance(value, Mapping))
+        if not ok:
+            shown = repr(value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise TypeError(f"instance must be {self.accepts()}; got {type(value).__name__} {shown}")
+
+    def load(self, value: Any, loader: Callable[[Any], Any]) -> Any:
+        """``loader(value)`` after :meth:`check`; a name that is neither shipped nor a file
+        gets the nearest shipped name and the way to list them all added to the loader's
+        error (same exception class)."""
+        self.check(value)
+        try:
+            return loader(value)
+        except (ValueError, KeyError, FileNotFoundError) as exc:
+            if not isinstance(value, (str, os.PathLike)) or Path(value).is_file() or str(value) in self.names():
+                raise
+            hinted = _with_hint(exc, f"{did_you_mean(value, self.names())}; list every name with {self.list_all}")
+            if hinted is None:
+                raise
+            raise hinted from exc
+
+
+def _with_hint(exc: BaseException, hint: str) -> BaseException | None:
+    """A copy of ``exc`` (same class) whose message ends with ``hint``; None if the class
+    cannot be rebuilt from a message."""
+    from crab_gym.datasets.errors import InstanceFormatError
+
+    if isinstance(exc, InstanceFormatError):
+        return InstanceFormatError(exc.source, exc.problem + hint, field=exc.field, line=exc.line)
+    message = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    try:
+        return type(exc)(message + hint)
+    except Exception:  # noqa: BLE001 - an exception class with another constructor
+        return None
 
 
 class RenderModesMixin:
@@ -164,6 +308,8 @@ class PendingPlanMixin:
 
     _pending: Any
     _last_event: str
+    #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
+    transient_attributes = ("_pending", "_last_event")
 
     def step(self, action: Any) -> tuple:
         self._last_event = ""

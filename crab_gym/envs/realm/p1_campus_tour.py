@@ -36,15 +36,18 @@ from pydantic import Field
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1
+from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1, shipped_p1_names
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate
 from crab_gym.envs.realm.common import (
     DAY,
+    InstanceKind,
     InstanceSwapMixin,
     PendingPlanMixin,
     ReferenceMixin,
     RenderModesMixin,
+    check_option_keys,
+    checked_init,
     classical_mds,
     draw_seed,
     goal_graph,
@@ -52,6 +55,18 @@ from crab_gym.envs.realm.common import (
 from crab_gym.envs.realm.common import clock as _clock
 
 DEFAULT_INSTANCE = "p1_small_00"
+
+#: What ``instance`` accepts (checked, and explained when wrong).
+INSTANCE_KIND = InstanceKind(
+    problem="P1",
+    types=(P1Instance,),
+    names=shipped_p1_names,
+    list_all="crab_gym.datasets.realm.p1.shipped_p1_names()",
+    examples=("p1_small_00", "p1_medium_00", "p1_large_05"),
+    files="a path to a JSON file (crab_gym's P1 format or an upstream REALM-Bench P1 file)",
+)
+#: Keys of a ``generator`` dict.
+GENERATOR_KEYS = ("n_targets", "size")
 
 
 def _make_actions(instance: P1Instance) -> list[Action]:
@@ -203,6 +218,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
+    @checked_init
     def __init__(
         self,
         instance: str | Path | dict | P1Instance = DEFAULT_INSTANCE,
@@ -218,7 +234,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         if self._generator is not None:
             inst = generate_p1(self._generator["size"], 0, n_targets=self._generator["n_targets"])
         else:
-            inst = load_p1(instance)
+            inst = INSTANCE_KIND.load(instance, load_p1)
         self._fixed_reference = reference
         super().__init__(
             _make_actions(inst),
@@ -269,7 +285,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             )
 
     def _load_instance(self, spec: Any) -> P1Instance:
-        return load_p1(spec)
+        return INSTANCE_KIND.load(spec, load_p1)
 
     def _draw_instance(self) -> P1Instance:
         g, seed = self._generator, draw_seed(self.np_random)
@@ -526,12 +542,15 @@ def _generator_options(generator: Any) -> dict[str, Any] | None:
     if generator is None:
         return None
     if isinstance(generator, dict):
-        unknown = set(generator) - {"n_targets", "size"}
-        if unknown:
-            raise ValueError(f"unknown generator options {sorted(unknown)}")
+        check_option_keys("generator option", generator, GENERATOR_KEYS)
         opts = {"size": "small", **generator}
-    else:
+    elif isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
         opts = {"size": "small", "n_targets": int(generator)}
+    else:
+        raise TypeError(
+            'generator must be the number of targets (an int) or a dict like {"n_targets": 5, "size": "small"} '
+            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
+        )
     if "n_targets" not in opts or int(opts["n_targets"]) < 1:
         raise ValueError(f"generator needs n_targets >= 1, got {opts}")
     opts["n_targets"] = int(opts["n_targets"])

@@ -39,21 +39,36 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2
+from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2, shipped_p2_names
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas, colour, ink_on, short_id
 from crab_gym.envs.realm.common import (
     DAY,
+    InstanceKind,
     InstanceSwapMixin,
     PendingPlanMixin,
     ReferenceMixin,
     RenderModesMixin,
+    check_option_keys,
+    checked_init,
     draw_seed,
     goal_graph,
 )
 from crab_gym.envs.realm.common import clock as _clock
 
 DEFAULT_INSTANCE = "p2_small_00"
+
+#: What ``instance`` accepts (checked, and explained when wrong).
+INSTANCE_KIND = InstanceKind(
+    problem="P2",
+    types=(P2Instance,),
+    names=shipped_p2_names,
+    list_all="crab_gym.datasets.realm.p2.shipped_p2_names()",
+    examples=("p2_small_00", "p2_medium_00", "p2_large_05"),
+    files="a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file)",
+)
+#: Keys of the ``generator`` dict.
+GENERATOR_KEYS = ("n_groups", "n_guides", "size")
 
 
 def _plan_model(instance: P2Instance) -> type[BaseModel]:
@@ -226,6 +241,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
+    @checked_init
     def __init__(
         self,
         instance: str | Path | dict | P2Instance = DEFAULT_INSTANCE,
@@ -242,7 +258,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             g = self._generator
             inst = generate_p2(g["size"], 0, n_groups=g["n_groups"], n_guides=g["n_guides"])
         else:
-            inst = load_p2(instance)
+            inst = INSTANCE_KIND.load(instance, load_p2)
         self._fixed_reference = reference
         super().__init__(
             _make_actions(inst),
@@ -295,7 +311,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             raise ValueError(f"instance {inst.name} has other group/guide ids than {cur.name}; make a new env")
 
     def _load_instance(self, spec: Any) -> P2Instance:
-        return load_p2(spec)
+        return INSTANCE_KIND.load(spec, load_p2)
 
     def _draw_instance(self) -> P2Instance:
         g, seed = self._generator, draw_seed(self.np_random)
@@ -533,10 +549,11 @@ def _generator_options(generator: Any) -> dict[str, Any] | None:
     if generator is None:
         return None
     if not isinstance(generator, dict):
-        raise ValueError('generator is {"n_groups": g, "n_guides": k, "size": "small"}')
-    unknown = set(generator) - {"n_groups", "n_guides", "size"}
-    if unknown:
-        raise ValueError(f"unknown generator options {sorted(unknown)}")
+        raise TypeError(
+            'generator must be a dict like {"n_groups": 6, "n_guides": 3, "size": "small"} '
+            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
+        )
+    check_option_keys("generator option", generator, GENERATOR_KEYS)
     opts = {"size": "small", **generator}
     for key in ("n_groups", "n_guides"):
         if key not in opts or int(opts[key]) < 1:

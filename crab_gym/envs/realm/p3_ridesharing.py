@@ -50,14 +50,24 @@ import numpy as np
 from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core import Action, evaluator
-from crab_gym.datasets.realm.p3 import P3Instance, load_p3
+from crab_gym.datasets.realm.p3 import P3Instance, load_p3, shipped_p3_names
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm import ridesharing_render as rendering
-from crab_gym.envs.realm.common import RenderModesMixin
+from crab_gym.envs.realm.common import InstanceKind, RenderModesMixin, checked_init
 from crab_gym.envs.realm.ridesharing_refs import p3_reference
 from crab_gym.envs.realm.ridesharing_sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, _hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
+
+#: What ``instance`` accepts (checked, and explained when wrong).
+INSTANCE_KIND = InstanceKind(
+    problem="P3",
+    types=(P3Instance,),
+    names=shipped_p3_names,
+    list_all="crab_gym.datasets.realm.p3.shipped_p3_names()",
+    examples=("p3_small_01", "p3_medium_01", "p3_large_05"),
+    files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
+)
 
 #: Upper bound of every minute in the observation (two days).
 MAX_MINUTE = 2 * 24 * 60
@@ -88,6 +98,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     problem = "p3"
 
+    @checked_init
     def __init__(
         self,
         instance: str | Path | P3Instance | None = None,
@@ -149,7 +160,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
     # ================================================================== setup
     @staticmethod
     def _load(instance: Any) -> P3Instance:
-        return load_p3(instance)
+        return INSTANCE_KIND.load(instance, load_p3)
 
     def _schedule(self) -> list[Any]:
         return []

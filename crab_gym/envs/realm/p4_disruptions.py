@@ -39,13 +39,25 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.datasets.realm.p3 import P3Instance
-from crab_gym.datasets.realm.p4 import P4Instance, disruption_to_json, load_p4, parse_disruption
+from crab_gym.datasets.realm.p4 import P4Instance, disruption_to_json, load_p4, parse_disruption, shipped_p4_names
 from crab_gym.datasets.realm.ridesharing_network import active_at
+from crab_gym.envs.realm.common import InstanceKind, checked_init
 from crab_gym.envs.realm.p3_ridesharing import RideSharingEnv, _ratio
 from crab_gym.envs.realm.ridesharing_refs import adaptation_reference, p4_reference
 from crab_gym.envs.realm.ridesharing_sim import RideSim, _hhmm
 
 DEFAULT_INSTANCE = "p4_small_01"
+
+#: What ``instance`` accepts (checked, and explained when wrong); a P3 instance runs
+#: without disruptions.
+INSTANCE_KIND = InstanceKind(
+    problem="P4",
+    types=(P4Instance, P3Instance),
+    names=shipped_p4_names,
+    list_all="crab_gym.datasets.realm.p4.shipped_p4_names()",
+    examples=("p4_small_01", "p4_medium_01", "p4_large_05"),
+    files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
+)
 
 
 class RideSharingDisruptionEnv(RideSharingEnv):
@@ -53,6 +65,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
 
     problem = "p4"
 
+    @checked_init
     def __init__(
         self,
         instance: str | Path | P3Instance | None = None,
@@ -64,7 +77,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         adaptation_reference: Literal["resolve", "oracle"] = "resolve",
     ) -> None:
         if adaptation_reference not in ("resolve", "oracle"):
-            raise ValueError("adaptation_reference must be 'resolve' or 'oracle'")
+            raise ValueError(f"adaptation_reference must be 'resolve' or 'oracle', got {adaptation_reference!r}")
         self.adaptation_mode = adaptation_reference
         self._reset_p4_fields()
         super().__init__(
@@ -82,7 +95,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     # ================================================================== setup
     @staticmethod
     def _load(instance: Any) -> P4Instance:
-        return load_p4(instance)
+        return INSTANCE_KIND.load(instance, load_p4)
 
     def _schedule(self) -> list[Any]:
         return list(self.instance.disruptions)

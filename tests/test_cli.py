@@ -1,0 +1,194 @@
+"""``crab-gym``: usage mistakes are one line on stderr with exit code 2; an episode that
+raises is reported and the run goes on (exit code 1); counts print as integers; a complete
+P11 schedule is a success with completeness 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import crab_gym  # noqa: F401
+from crab_gym.cli import build_parser, main
+from crab_gym.core.benchmark import episode_success
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# ---------------------------------------------------------------------------------- mistakes
+MISTAKES = {
+    "kwargs not JSON": (
+        ["--env-kwargs", "{instance: ft06}"], ["--env-kwargs is not valid JSON", '{"instance": "ft06"}']
+    ),
+    "kwargs not an object": (["--env-kwargs", '["ft06"]'], ["must be a JSON object", "got a JSON list"]),
+    "unknown P11 instance": (
+        ["--env", "Realm-P11-v0", "--env-kwargs", '{"instance": "ft6x"}'],
+        ["cannot make Realm-P11-v0", "'ft6x'", "did you mean 'ft06'", "list_jssp_instances()"],
+    ),
+    "unknown P1 instance": (
+        ["--env", "Realm-P1-v0", "--env-kwargs", '{"instance": "p1_smal_00"}'],
+        ["cannot make Realm-P1-v0", "p1_smal_00", "did you mean 'p1_small_00'", "shipped_p1_names()"],
+    ),
+    "missing instance path": (
+        ["--env", "Realm-P3-v0", "--env-kwargs", '{"instance": "/nonexistent/city.json"}'],
+        ["/nonexistent/city.json", "no such file", "shipped_p3_names()"],
+    ),
+    "misspelled env keyword": (
+        ["--env", "Realm-P2-v0", "--env-kwargs", '{"instanse": "p2_small_00"}'],
+        ["unknown keyword 'instanse'", "did you mean 'instance'", "valid keywords: instance, generator"],
+    ),
+    "policy does not fit the env": (
+        ["--env", "Realm-P1-v0", "--policy", "spt"],
+        ["policy 'spt' does not fit Realm-P1-v0", "it fits Realm-P11-v0", "random, oracle, p1_insertion"],
+    ),
+    "policy does not fit every env": (
+        ["--policy", "p1_insertion"],
+        ["policy 'p1_insertion' does not fit Realm-P2-v0, Realm-P3-v0", "every env asked for: random, oracle"],
+    ),
+    "plot without out": (["--plot"], ["--plot", "add --out DIR"]),
+    "zero episodes": (["--episodes", "0"], ["--episodes", "at least 1, got 0"]),
+    "negative episodes": (["--episodes", "-2"], ["--episodes", "at least 1, got -2"]),
+    "negative max steps": (["--max-steps", "-1"], ["--max-steps", "at least 1, got -1"]),
+    "episodes not a number": (["--episodes", "three"], ["--episodes", "expected a whole number"]),
+    "unknown env id": (["--env", "Realm-P12-v0"], ["unknown env id 'Realm-P12-v0'", "crab-gym list"]),
+    "unknown policy": (["--policy", "sptt"], ["unknown policy 'sptt'", "did you mean 'spt'", "available:"]),
+}
+
+
+@pytest.mark.parametrize("argv, fragments", MISTAKES.values(), ids=MISTAKES.keys())
+def test_usage_mistakes_are_one_line_with_exit_code_2(capsys, argv, fragments):
+    code, out, err = run_cli(capsys, "run", "--quiet", *argv)
+    assert code == 2
+    assert out == ""  # nothing ran
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("crab-gym run: error: ")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+def test_every_option_has_help_text(capsys):
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"list", "run", "serve"} <= set(subparsers.choices)
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"crab-gym {name} {action.option_strings} has no help text"
+    assert main(["run", "--help"]) == 0
+    text = capsys.readouterr().out
+    for option in ("--env-kwargs", "--episodes", "--max-steps", "--out", "--plot", "--quiet", "--seed"):
+        assert option in text
+
+
+def test_list_says_which_envs_each_policy_fits(capsys):
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.strip().startswith("spt "))
+    assert "shortest processing time" in line and "[Realm-P11-v0]" in line
+    assert "[any env]" in next(line for line in out.splitlines() if line.strip().startswith("random "))
+
+
+# ---------------------------------------------------------------------------------- failures mid-run
+class FlakyEnv(gym.Env):
+    """Three steps per episode; ``step`` raises on odd seeds, ``reset`` can be told to
+    raise KeyboardInterrupt on a seed (a user pressing Ctrl-C)."""
+
+    observation_space = gym.spaces.Discrete(1)
+    action_space = gym.spaces.Discrete(2)
+    interrupt_seed: int | None = None
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed == self.interrupt_seed:
+            raise KeyboardInterrupt
+        self.seed_, self.t = seed, 0
+        return 0, {}
+
+    def step(self, action):
+        self.t += 1
+        if self.seed_ % 2 and self.t == 2:
+            raise RuntimeError(f"flaky sensor at step {self.t}")
+        done = self.t == 3
+        return 0, 1.0, done, False, {"completeness": self.t / 3}
+
+
+@pytest.fixture()
+def flaky_id():
+    gym.register("FlakyTest-v0", entry_point=FlakyEnv)
+    yield "FlakyTest-v0"
+    gym.registry.pop("FlakyTest-v0", None)
+    FlakyEnv.interrupt_seed = None
+
+
+def test_an_episode_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path, flaky_id):
+    code, out, err = run_cli(capsys, "run", "--env", flaky_id, "--policy", "random", "--episodes", "4",
+                             "--quiet", "--out", str(tmp_path))
+    assert code == 1
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "2 of 4 episodes raised an error" in err
+    data = json.loads((tmp_path / "report.json").read_text())
+    episodes = data["episodes"]
+    assert [e["seed"] for e in episodes] == [0, 1, 2, 3]  # every episode ran
+    assert [e["error"] for e in episodes] == [None, "RuntimeError: flaky sensor at step 2", None,
+                                              "RuntimeError: flaky sensor at step 2"]
+    assert episodes[1]["steps"] == 1 and "RuntimeError" in episodes[1]["traceback"]  # measured so far
+    (row,) = data["summary"]
+    assert row["episodes"] == 4 and row["errors"] == 2
+    assert row["success"] == 0.5  # the two that raised count as failures
+    assert row["steps"] == 3.0 and row["completeness"] == 1.0  # means over the episodes that finished
+    assert data["errors"] == [{"env": flaky_id, "kwargs": "{}", "policy": "random",
+                               "error": "RuntimeError: flaky sensor at step 2", "count": 2, "seeds": [1, 3]}]
+    md = (tmp_path / "report.md").read_text()
+    assert f"| {flaky_id} | random | 4 | 2 | 3.000 | 1.000 | 0.500 | 3 | 0 |" in md
+    assert f"- {flaky_id} x random: 2 episode(s) (seed 1, 3): RuntimeError: flaky sensor at step 2" in md
+    assert "Errors" in out and "flaky sensor" in out  # printed too
+
+
+def test_interrupt_keeps_the_episodes_done_so_far(capsys, tmp_path, flaky_id):
+    FlakyEnv.interrupt_seed = 2
+    code, out, err = run_cli(capsys, "run", "--env", flaky_id, "--policy", "random", "--episodes", "4",
+                             "--quiet", "--out", str(tmp_path))
+    assert code == 130 and "interrupted after 2 episode(s)" in err
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert [e["seed"] for e in data["episodes"]] == [0, 1]
+
+
+def test_success_means_a_complete_feasible_plan():
+    assert episode_success(True, 1.0, {"optimality": 0.4, "constraint_satisfaction": 1.0})
+    assert episode_success(np.bool_(True), 1.0, {})  # envs without REALM metrics
+    assert not episode_success(False, 1.0, {})  # truncated / cut by the step limit
+    assert not episode_success(True, 0.75, {})  # a sub-goal missed
+    assert not episode_success(True, 1.0, {"constraint_satisfaction": 0.9})  # infeasible
+
+
+# ---------------------------------------------------------------------------------- P11 meaning
+def test_a_complete_p11_schedule_is_a_success_with_completeness_one(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "run", "--env", "Realm-P11-v0", "--env-kwargs", '{"instance": "ft06"}',
+                             "--policy", "spt", "--episodes", "2", "--quiet", "--out", str(tmp_path))
+    assert code == 0, err
+    (row,) = json.loads((tmp_path / "report.json").read_text())["summary"]
+    assert row["success"] == 1.0 and row["completeness"] == 1.0
+    assert row["optimality"] < 1.0  # SPT is complete but worse than the reference
+    assert row["optimality"] == pytest.approx(row["reference_makespan"] / row["makespan"])
+    line = next(line for line in out.splitlines() if line.startswith("| Realm-P11-v0 | spt |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    header = [c.strip() for c in out.splitlines()[0].strip("|").split("|")]
+    values = dict(zip(header, cells))
+    assert values["kwargs"] == '{"instance": "ft06"}'
+    assert values["episodes"] == "2" and values["errors"] == "0" and values["steps"] == "36"  # integers
+    assert values["success"] == "1.000" and values["completeness"] == "1.000"
+    md = (tmp_path / "report.md").read_text()
+    assert "- `success`: share of episodes that reached a complete, feasible plan" in md
+    assert "- `completeness`: mean share of the env's sub-goals passed" in md
