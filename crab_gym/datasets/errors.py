@@ -38,6 +38,20 @@ class InstanceFormatError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+class FieldProblem(ValueError):
+    """A problem with one field, raised inside a model's own checks (pydantic validators,
+    dataclass ``__post_init__``) where the file is not known yet.
+
+    ``field`` is a dotted path relative to the model (``"windows[2]"``); the loader that
+    knows the file turns it into an :class:`InstanceFormatError` naming file and full path.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
 class RealmRepairWarning(UserWarning):
     """A known defect of upstream REALM-Bench data that a loader repaired.
 

@@ -10,34 +10,91 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import numpy as np
 
 from crab_gym.datasets.errors import InstanceFormatError
+from crab_gym.datasets.limits import MAX_QUANTITY, MAX_SEED, is_number, too_large
 
 ReferenceKind = Literal["optimum", "upper_bound", "lower_bound"]
 
 
 def _as_matrix(values: Any, what: str, source: str) -> tuple[tuple[int, ...], ...]:
-    """Integer matrix as tuples; rejects non-integral numbers instead of truncating them."""
+    """Integer matrix as tuples; rejects non-integral numbers instead of truncating them, and
+    numbers beyond :data:`~crab_gym.datasets.limits.MAX_QUANTITY` (they overflow the solver)."""
     if isinstance(values, np.ndarray):
         values = values.tolist()
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise InstanceFormatError(source, f"must be a matrix of integers, got {type(values).__name__}", field=what)
     rows = []
-    try:
-        for j, row in enumerate(values):
-            out = []
-            for k, v in enumerate(row):
-                if isinstance(v, bool) or int(v) != v:
-                    raise InstanceFormatError(source, f"{v!r} is not an integer", field=f"{what}[{j}][{k}]")
-                out.append(int(v))
-            rows.append(tuple(out))
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, InstanceFormatError):
-            raise
-        raise InstanceFormatError(source, f"must be a matrix of integers ({exc})", field=what) from None
+    for j, row in enumerate(values):
+        if isinstance(row, np.ndarray):
+            row = row.tolist()
+        if not isinstance(row, (list, tuple)):
+            raise InstanceFormatError(
+                source, f"expected a list of integers, got {type(row).__name__}", field=f"{what}[{j}]"
+            )
+        out = []
+        for k, v in enumerate(row):
+            if isinstance(v, np.generic):
+                v = v.item()
+            if not is_number(v) or too_large(v) or int(v) != v:
+                shown = repr(v) if len(repr(v)) <= 24 else f"{repr(v)[:20]}..."
+                why = "too large" if is_number(v) and int(v) == v else "not an integer"
+                raise InstanceFormatError(source, f"{shown} is {why}", field=f"{what}[{j}][{k}]")
+            out.append(int(v))
+        rows.append(tuple(out))
     return tuple(rows)
+
+
+def _whole(value: Any, source: str, field: str, low: int, high: int = MAX_QUANTITY) -> int:
+    """A whole number in ``low..high`` (integral floats accepted, strings and bools not)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    try:
+        ok = is_number(value) and math.isfinite(value) and int(value) == value and low <= value <= high
+    except OverflowError:  # an int too large for a float
+        ok = False
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 24 else f"{repr(value)[:20]}..."
+        raise InstanceFormatError(source, f"expected a whole number in [{low}, {high}], got {shown}", field=field)
+    return int(value)
+
+
+def _file_field(field: str | None) -> str | None:
+    """A model field as written in the project's JSON form (``ops`` interleaves machines and
+    durations: ``durations[0][1]`` is ``ops[0][3]``)."""
+    if field is None:
+        return None
+    m = re.fullmatch(r"(durations|machines)\[(\d+)\](?:\[(\d+)\])?", field)
+    if m:
+        kind, j, k = m.group(1), int(m.group(2)), m.group(3)
+        if k is None:
+            return f"ops[{j}]"
+        return f"ops[{j}][{2 * int(k) + (1 if kind == 'durations' else 0)}]"
+    return {"durations": "ops", "n_machines": "machines"}.get(field, field)
+
+
+def refiled(
+    exc: InstanceFormatError, source: str, *, line: int | None = None, json_fields: bool = False
+) -> InstanceFormatError:
+    """``exc`` (raised by the model, naming the instance) re-aimed at the file ``source``.
+
+    ``json_fields`` maps the model's fields to the project's JSON form (``durations[0][1]``
+    -> ``ops[0][3]``, the duration of job 0's operation 1); ``line`` is set for text formats.
+    """
+    field, problem = exc.field, exc.problem
+    if json_fields and field is not None:
+        m = re.fullmatch(r"(durations|machines)\[(\d+)\]\[(\d+)\]", field)
+        if m:
+            what = "duration" if m.group(1) == "durations" else "machine"
+            problem += f" (the {what} of job {m.group(2)}, operation {m.group(3)})"
+        field = _file_field(field)
+    return InstanceFormatError(source, problem, field=field, line=line if line is not None else exc.line)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,18 +147,40 @@ class JSSPInstance:
         top = max(max(row) for row in mc) + 1
         if n_mach is None:
             n_mach = top
-        object.__setattr__(self, "n_machines", int(n_mach))
+        n_ops_total = len(d) * n_ops
+        n_mach = _whole(n_mach, src, "n_machines", 1)
+        if n_mach > max(top, n_ops_total):  # machines no operation could use: a typo, and big arrays
+            raise InstanceFormatError(
+                src, f"{n_mach} machines declared but the jobs have only {n_ops_total} operations", field="n_machines"
+            )
+        object.__setattr__(self, "n_machines", n_mach)
         for j, mrow in enumerate(mc):
             for k, v in enumerate(mrow):
                 if not 0 <= v < n_mach:
                     raise InstanceFormatError(
                         src, f"machine {v} outside 0..{n_mach - 1}", field=f"machines[{j}][{k}]"
                     )
-        for key in ("optimum", "upper_bound", "lower_bound", "time_seed", "machine_seed"):
+        tlb = self.trivial_lower_bound()
+        low = 1 if tlb >= 1 else 0  # only an instance whose durations are all 0 has bounds of 0
+        for key in ("optimum", "upper_bound", "lower_bound"):
             value = getattr(self, key)
             if value is not None:
-                object.__setattr__(self, key, int(value))
+                object.__setattr__(self, key, _whole(value, src, key, low))
+        for key in ("time_seed", "machine_seed"):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, _whole(value, src, key, 1, MAX_SEED))
+        if self.citation is not None and not isinstance(self.citation, str):
+            raise InstanceFormatError(src, f"expected text, got {type(self.citation).__name__}", field="citation")
         lb, ub, opt = self.lower_bound, self.upper_bound, self.optimum
+        for key, value in (("optimum", opt), ("upper_bound", ub)):
+            if value is not None and value < tlb:
+                raise InstanceFormatError(
+                    src,
+                    f"{value} is below the instance's trivial lower bound {tlb} (the longest job or the "
+                    f"busiest machine): no schedule is that short",
+                    field=key,
+                )
         if lb is not None and ub is not None and lb > ub:
             raise InstanceFormatError(src, f"lower bound {lb} exceeds upper bound {ub}", field="lower_bound")
         if opt is not None and ((lb is not None and opt < lb) or (ub is not None and opt > ub)):
@@ -206,37 +285,56 @@ class JSSPInstance:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> "JSSPInstance":
+        """An instance from the project's JSON form; every problem is an
+        :class:`InstanceFormatError` naming ``source`` and the field as written in the file
+        (``ops[2][3]`` is the duration of job 2's operation 1)."""
         if not isinstance(data, dict):
             raise InstanceFormatError(source, f"expected an object, got {type(data).__name__}")
-        for key in ("jobs", "machines", "ops"):
-            if key not in data:
-                raise InstanceFormatError(source, "missing", field=key)
-        ops = data["ops"]
-        if not isinstance(ops, list) or len(ops) != data["jobs"]:
-            raise InstanceFormatError(source, f"expected {data['jobs']} job rows", field="ops")
-        durations, machines = [], []
-        for j, row in enumerate(ops):
-            if not isinstance(row, list) or len(row) % 2:
-                raise InstanceFormatError(source, "expected machine, duration pairs", field=f"ops[{j}]")
-            machines.append(row[0::2])
-            durations.append(row[1::2])
         known = {"name", "jobs", "machines", "ops", "optimum", "upper_bound", "lower_bound",
                  "citation", "time_seed", "machine_seed"}
         extra = set(data) - known
         if extra:
-            raise InstanceFormatError(source, f"unknown keys {sorted(extra)}")
-        return cls(
-            durations=durations,
-            machines=machines,
-            name=str(data.get("name", source)),
-            n_machines=int(data["machines"]),
-            optimum=data.get("optimum"),
-            upper_bound=data.get("upper_bound"),
-            lower_bound=data.get("lower_bound"),
-            citation=data.get("citation"),
-            time_seed=data.get("time_seed"),
-            machine_seed=data.get("machine_seed"),
-        )
+            raise InstanceFormatError(
+                source, f"unknown key; expected only {', '.join(sorted(known))}", field=str(sorted(map(str, extra))[0])
+            )
+        for key in ("jobs", "machines", "ops"):
+            if key not in data:
+                raise InstanceFormatError(source, "missing required key", field=key)
+        n_jobs = _whole(data["jobs"], source, "jobs", 1)
+        n_machines = _whole(data["machines"], source, "machines", 1)
+        ops = data["ops"]
+        if not isinstance(ops, list):
+            raise InstanceFormatError(source, f"expected a list of job rows, got {type(ops).__name__}", field="ops")
+        if len(ops) != n_jobs:
+            raise InstanceFormatError(
+                source, f"expected {n_jobs} job rows (as 'jobs' says), got {len(ops)}", field="ops"
+            )
+        durations, machines = [], []
+        for j, row in enumerate(ops):
+            if not isinstance(row, list) or not row or len(row) % 2:
+                raise InstanceFormatError(
+                    source, "expected a non-empty list of machine, duration pairs", field=f"ops[{j}]"
+                )
+            machines.append(row[0::2])
+            durations.append(row[1::2])
+        for key in ("name", "citation"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise InstanceFormatError(source, f"expected text, got {type(data[key]).__name__}", field=key)
+        try:
+            return cls(
+                durations=durations,
+                machines=machines,
+                name=str(data.get("name") or source),
+                n_machines=n_machines,
+                optimum=data.get("optimum"),
+                upper_bound=data.get("upper_bound"),
+                lower_bound=data.get("lower_bound"),
+                citation=data.get("citation"),
+                time_seed=data.get("time_seed"),
+                machine_seed=data.get("machine_seed"),
+            )
+        except InstanceFormatError as exc:
+            raise refiled(exc, source, json_fields=True) from None
 
     @classmethod
     def from_matrices(

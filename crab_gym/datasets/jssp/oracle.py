@@ -84,8 +84,12 @@ def solve_jssp(
         folder = default_cache_dir() if cache is True else Path(cache)
         cache_file = folder / f"{instance.fingerprint()}_t{time_limit:g}_w{num_workers}.json"
         if cache_file.is_file():
-            result = OracleResult.from_dict(json.loads(cache_file.read_text()))
-            return dataclasses.replace(result, instance=instance.name)
+            try:
+                result = OracleResult.from_dict(json.loads(cache_file.read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a damaged cache entry (bad bytes, bad JSON, missing keys) is solved again
+            else:
+                return dataclasses.replace(result, instance=instance.name)
 
     from ortools.sat.python import cp_model
 

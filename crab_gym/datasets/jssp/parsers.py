@@ -25,12 +25,13 @@ Every malformed input raises :class:`InstanceFormatError` naming the source, the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterator
 
 from crab_gym.datasets.errors import InstanceFormatError
-from crab_gym.datasets.jssp.model import JSSPInstance
+from crab_gym.datasets.jsonfile import decode_text, parse_json_text, read_bytes
+from crab_gym.datasets.jssp.model import JSSPInstance, refiled
+from crab_gym.datasets.limits import MAX_QUANTITY, MAX_SEED
 
 TAILLARD_HEADER = "Nb of jobs, Nb of Machines, Time seed, Machine seed, Upper bound, Lower bound"
 
@@ -47,23 +48,37 @@ def _lines(text: str) -> Iterator[tuple[int, list[str]]]:
 def _ints(tokens: list[str], source: str, line: int, what: str) -> list[int]:
     out = []
     for pos, tok in enumerate(tokens, start=1):
+        shown = tok if len(tok) <= 24 else f"{tok[:20]}..."
         try:
-            out.append(int(tok))
+            value = int(tok) if len(tok) <= 24 else None  # also avoids Python's int/str digit limit
         except ValueError:
             raise InstanceFormatError(
-                source, f"{what}: token {pos} is {tok!r}, expected an integer", line=line
+                source, f"{what}: token {pos} is {shown!r}, expected an integer", line=line
             ) from None
+        if value is None or abs(value) > MAX_SEED:
+            raise InstanceFormatError(
+                source, f"{what}: token {pos} ({shown}) is too large; numbers here are at most {MAX_SEED}", line=line
+            )
+        out.append(value)
     return out
 
 
 def _read(path_or_text: str | Path, source: str | None, is_path: bool | None) -> tuple[str, str]:
+    """(text, source name): a path's content checked as UTF-8, or the text itself."""
     if isinstance(path_or_text, Path) or (is_path is None and _looks_like_path(path_or_text)):
         path = Path(path_or_text)
-        try:
-            return path.read_text(encoding="utf-8"), source or path.name
-        except UnicodeDecodeError as exc:
-            raise InstanceFormatError(source or path.name, f"not a text file ({exc.reason})") from None
+        src = source or path.name
+        raw = read_bytes(path, src)
+        return decode_text(raw, src, json_paths=raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")), src
     return str(path_or_text), source or "<text>"
+
+
+def _build(src: str, line: int, **fields) -> JSSPInstance:
+    """A :class:`JSSPInstance` whose own checks (bounds, ...) name the file and ``line``."""
+    try:
+        return JSSPInstance(**fields)
+    except InstanceFormatError as exc:
+        raise refiled(exc, src, line=line) from None
 
 
 def _looks_like_path(value: str) -> bool:
@@ -110,9 +125,13 @@ def parse_standard(
                 )
             if p < 0:
                 raise InstanceFormatError(src, f"job {j}, operation {k}: negative duration {p}", line=number)
+            if p > MAX_QUANTITY:
+                raise InstanceFormatError(
+                    src, f"job {j}, operation {k}: duration {p} is too large (at most {MAX_QUANTITY})", line=number
+                )
         machines.append(mrow)
         durations.append(drow)
-    return JSSPInstance(durations=durations, machines=machines, name=name or _stem(src), n_machines=m)
+    return _build(src, head_line, durations=durations, machines=machines, name=name or _stem(src), n_machines=m)
 
 
 def write_standard(instance: JSSPInstance) -> str:
@@ -199,11 +218,18 @@ def _parse_one_taillard(
         for k, p in enumerate(row):
             if p < 0:
                 raise InstanceFormatError(src, f"job {j}, operation {k}: negative duration {p}", line=header_line)
+            if p > MAX_QUANTITY:
+                raise InstanceFormatError(
+                    src, f"job {j}, operation {k}: duration {p} is too large (at most {MAX_QUANTITY})",
+                    line=header_line,
+                )
     lower = lb if lb > 0 else None
     upper = ub if ub > 0 else None
     if lower is not None and upper is not None and lower > upper:
         raise InstanceFormatError(src, f"lower bound {lb} exceeds upper bound {ub}", line=header_line)
-    inst = JSSPInstance(
+    inst = _build(
+        src,
+        header_line,
         durations=durations,
         machines=machines,
         name=stem,
@@ -262,7 +288,7 @@ def detect_format(text: str) -> str:
     """``"taillard"``, ``"json"`` or ``"standard"``, from the first meaningful line."""
     for _, tokens in _lines(text):
         first = " ".join(tokens)
-        if first.startswith("{"):
+        if first.startswith(("{", "[")):
             return "json"
         if first.lower().startswith("nb of jobs"):
             return "taillard"
@@ -276,11 +302,7 @@ def read_jssp_file(path: str | Path, *, name: str | None = None) -> JSSPInstance
     text, src = _read(path, None, True)
     fmt = detect_format(text)
     if fmt == "json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InstanceFormatError(src, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
-        inst = JSSPInstance.from_dict(data, source=src)
+        inst = JSSPInstance.from_dict(parse_json_text(text, src), source=src)
         return _renamed(inst, name) if name else inst
     if fmt == "taillard":
         return parse_taillard(text, name=name or path.stem, source=src)

@@ -8,14 +8,14 @@ says how to turn a parsed mapping into its instance (its own JSON or an upstream
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from crab_gym.datasets.errors import InstanceFormatError
+from crab_gym.datasets.errors import FieldProblem, InstanceFormatError
+from crab_gym.datasets.jsonfile import read_json_file
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,13 +29,47 @@ def shipped_names(instance_dir: Path, prefix: str) -> list[str]:
 
 
 def read_json(path: Path) -> Any:
-    """Parse a JSON file, turning syntax errors into :class:`InstanceFormatError`."""
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceFormatError(path.name, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    except OSError as exc:
-        raise InstanceFormatError(str(path), f"cannot read the file: {exc.strerror}") from exc
+    """Parse a JSON file; any unreadable content is an :class:`InstanceFormatError` naming the
+    file and the field or line (see :mod:`crab_gym.datasets.jsonfile`)."""
+    return read_json_file(path)
+
+
+def _dotted(loc: tuple, data: Any = None) -> str:
+    """A pydantic error location as a dotted path: ``("requests", 2, "pickup")`` ->
+    ``requests[2].pickup``. With the validated ``data``, parts that are not in it (the tag
+    pydantic adds for a tagged union, like ``construction``) are left out."""
+    out, node = "", data
+    for part in loc:
+        if data is not None and isinstance(part, str) and not (isinstance(node, dict) and part in node):
+            continue
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        try:
+            node = node[part] if node is not None else None
+        except (KeyError, IndexError, TypeError):
+            node = None
+            data = None  # past the data: keep every remaining part
+    return out.lstrip(".")
+
+
+def validation_error(exc: ValidationError, source: str, data: Any = None) -> InstanceFormatError:
+    """The first problem of a pydantic ``ValidationError`` as an :class:`InstanceFormatError`.
+
+    A :class:`~crab_gym.datasets.errors.FieldProblem` raised by a model's own check carries
+    the field below the location pydantic knows, so the two are joined.
+    """
+    err = exc.errors()[0]
+    field = _dotted(tuple(p for p in err.get("loc", ()) if p != "__root__"), data)
+    problem = str(err.get("msg", "invalid"))
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldProblem):
+        sub = cause.field
+        field = f"{field}{'' if sub.startswith('[') or not field else '.'}{sub}"
+        problem = cause.problem
+    elif err.get("type") not in ("missing", "extra_forbidden") and "input" in err:
+        shown = repr(err["input"])
+        if len(shown) <= 40:
+            problem += f", got {shown}"
+    return InstanceFormatError(source, problem, field=field or None)
 
 
 def validate_model(model: type[M], data: Any, source: str) -> M:
@@ -43,9 +77,7 @@ def validate_model(model: type[M], data: Any, source: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise InstanceFormatError(source, err.get("msg", "invalid"), field=field) from exc
+        raise validation_error(exc, source, data) from None
 
 
 def instance_path(instance: str | Path, instance_dir: Path, problem: str) -> Path:

@@ -31,8 +31,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
-from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
+from crab_gym.datasets.errors import FieldProblem, InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.limits import MAX_QUANTITY, Coordinate, NonNegInt, is_number, too_large
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
 
 Size = Literal["small", "medium", "large"]
 
@@ -63,12 +64,12 @@ class P1Instance(BaseModel):
     locations: list[str] = Field(min_length=1, description="unique location names")
     start: str = Field(description="where the tour starts (the entrance)")
     end: str = Field(description="where the tour ends (usually the entrance)")
-    travel: list[list[int]] = Field(description="travel[i][j]: minutes from locations[i] to [j]")
-    windows: list[tuple[int, int]] = Field(description="[open, close] clock minutes per location")
-    max_travel: int | None = Field(
-        default=None, ge=0, description="bound on the total travel minutes (upstream max_duration)"
+    travel: list[list[NonNegInt]] = Field(description="travel[i][j]: minutes from locations[i] to [j]")
+    windows: list[tuple[NonNegInt, NonNegInt]] = Field(description="[open, close] clock minutes per location")
+    max_travel: NonNegInt | None = Field(
+        default=None, description="bound on the total travel minutes (upstream max_duration)"
     )
-    coords: list[tuple[float, float]] | None = Field(
+    coords: list[tuple[Coordinate, Coordinate]] | None = Field(
         default=None, description="map positions in metres, for rendering only"
     )
     size: str | None = None
@@ -76,21 +77,30 @@ class P1Instance(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> P1Instance:
         n = len(self.locations)
-        if len(set(self.locations)) != n:
-            raise ValueError("location names must be unique")
+        for i, name in enumerate(self.locations):
+            if name in self.locations[:i]:
+                raise FieldProblem(f"locations[{i}]", f"location {name!r} repeats; names must be unique")
         for key in ("start", "end"):
             if getattr(self, key) not in self.locations:
-                raise ValueError(f"{key} {getattr(self, key)!r} is not one of the locations")
-        if len(self.travel) != n or any(len(row) != n for row in self.travel):
-            raise ValueError(f"travel must be a {n}x{n} matrix")
-        if any(t < 0 for row in self.travel for t in row):
-            raise ValueError("travel times must be non-negative")
+                raise FieldProblem(key, f"{getattr(self, key)!r} is not one of the locations")
+        if len(self.travel) != n:
+            raise FieldProblem(
+                "travel", f"expected a {n}x{n} matrix (one row per location), got {len(self.travel)} rows"
+            )
+        for i, row in enumerate(self.travel):
+            if len(row) != n:
+                raise FieldProblem(f"travel[{i}]", f"expected {n} minutes (one per location), got {len(row)}")
         if len(self.windows) != n:
-            raise ValueError(f"windows must hold one [open, close] pair per location ({n})")
-        if any(lo > hi for lo, hi in self.windows):
-            raise ValueError("every window needs open <= close")
+            raise FieldProblem(
+                "windows", f"expected one [open, close] pair per location ({n}), got {len(self.windows)}"
+            )
+        for i, (lo, hi) in enumerate(self.windows):
+            if lo > hi:
+                raise FieldProblem(
+                    f"windows[{i}]", f"opens at minute {lo}, after it closes ({hi}); expected open <= close"
+                )
         if self.coords is not None and len(self.coords) != n:
-            raise ValueError("coords must hold one point per location")
+            raise FieldProblem("coords", f"expected one point per location ({n}), got {len(self.coords)}")
         return self
 
     # -- conveniences -------------------------------------------------------------------
@@ -242,7 +252,7 @@ def generate_p1(
 # Upstream REALM-Bench P1 JSON -> P1Instance
 # ---------------------------------------------------------------------------------------
 def _hours_to_minutes(value: Any, source: str, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value) or too_large(value):
         raise InstanceFormatError(source, f"expected clock hours as a number, got {value!r}", field=field)
     if not 0 <= value <= 48:
         raise InstanceFormatError(source, f"expected clock hours in [0, 48], got {value!r}", field=field)
@@ -295,8 +305,10 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
         field = f"distances[{key!r}]"
         if pair is None:
             raise InstanceFormatError(source, "key is not 'from-to' over known locations", field=field)
-        if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
-            raise InstanceFormatError(source, f"expected non-negative minutes, got {val!r}", field=field)
+        if not is_number(val) or too_large(val) or val < 0:
+            raise InstanceFormatError(
+                source, f"expected minutes in [0, {MAX_QUANTITY}], got {val!r}", field=field
+            )
         travel[idx[pair[0]]][idx[pair[1]]] = float(val)
     rounded = 0
     matrix = [[0] * n for _ in range(n)]
@@ -362,8 +374,10 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
 
     max_travel = data.get("max_duration")
     if max_travel is not None:
-        if isinstance(max_travel, bool) or not isinstance(max_travel, (int, float)) or max_travel < 0:
-            raise InstanceFormatError(source, f"expected minutes, got {max_travel!r}", field="max_duration")
+        if not is_number(max_travel) or too_large(max_travel) or max_travel < 0:
+            raise InstanceFormatError(
+                source, f"expected minutes in [0, {MAX_QUANTITY}], got {max_travel!r}", field="max_duration"
+            )
         max_travel = int(math.floor(max_travel + 1e-9))
 
     try:
@@ -378,7 +392,7 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
             max_travel=max_travel,
         )
     except ValidationError as exc:  # pragma: no cover - the checks above catch these first
-        raise InstanceFormatError(source, str(exc)) from exc
+        raise validation_error(exc, source) from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -390,7 +404,9 @@ def shipped_p1_names() -> list[str]:
 
 
 def _from_mapping(data: Any, source: str) -> P1Instance:
-    if isinstance(data, dict) and "distances" in data and "travel" not in data:
+    from crab_gym.datasets.realm.upstream import is_upstream_for
+
+    if is_upstream_for(data, source, ("P1",), "campus tour (P1)"):
         return from_upstream_p1(data, source)
     return validate_model(P1Instance, data, source)
 

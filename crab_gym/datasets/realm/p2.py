@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +27,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.errors import FieldProblem, InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.limits import NonNegInt, PosInt, is_number, too_large
 from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
 
 Size = Literal["small", "medium", "large"]
@@ -46,17 +46,26 @@ INSTANCE_DIR = Path(__file__).with_name("instances") / "p2"
 class P2Group(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     group_id: str
-    size: int = Field(ge=1)
-    arrival: int = Field(ge=0, description="clock minute the group arrives")
-    preferred: int = Field(ge=0, description="clock minute the group would like to start")
+    size: PosInt
+    arrival: NonNegInt = Field(description="clock minute the group arrives")
+    preferred: NonNegInt = Field(description="clock minute the group would like to start")
 
 
 class P2Guide(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     guide_id: str
-    available_from: int = Field(ge=0)
-    available_to: int = Field(ge=0)
-    max_group_size: int = Field(ge=1)
+    available_from: NonNegInt
+    available_to: NonNegInt
+    max_group_size: PosInt
+
+    @model_validator(mode="after")
+    def _ordered(self) -> P2Guide:
+        if self.available_to < self.available_from:
+            raise FieldProblem(
+                "available_to",
+                f"availability ends (minute {self.available_to}) before it starts ({self.available_from})",
+            )
+        return self
 
 
 class P2Instance(BaseModel):
@@ -68,19 +77,18 @@ class P2Instance(BaseModel):
     description: str = ""
     groups: list[P2Group] = Field(min_length=1)
     guides: list[P2Guide] = Field(min_length=1)
-    tour_duration: int = Field(ge=1, description="minutes every tour lasts")
-    max_group_size: int = Field(ge=1, description="campus-wide cap on a group's size")
-    balance_weight: int = Field(default=30, ge=0, description="cost minutes per tour of imbalance")
+    tour_duration: PosInt = Field(description="minutes every tour lasts")
+    max_group_size: PosInt = Field(description="campus-wide cap on a group's size")
+    balance_weight: NonNegInt = Field(default=30, description="cost minutes per tour of imbalance")
     size: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> P2Instance:
-        for kind, ids in (("group", self.group_ids), ("guide", self.guide_ids)):
-            if len(set(ids)) != len(ids):
-                raise ValueError(f"{kind} ids must be unique")
-        for g in self.guides:
-            if g.available_to < g.available_from:
-                raise ValueError(f"guide {g.guide_id}: availability ends before it starts")
+        for key, ids in (("groups", self.group_ids), ("guides", self.guide_ids)):
+            for i, x in enumerate(ids):
+                if x in ids[:i]:
+                    kind = key[:-1]
+                    raise FieldProblem(f"{key}[{i}].{kind}_id", f"{kind} id {x!r} repeats; ids must be unique")
         return self
 
     @property
@@ -210,8 +218,8 @@ def generate_p2(
 # Upstream REALM-Bench P2 JSON -> P2Instance
 # ---------------------------------------------------------------------------------------
 def _number(value: Any, source: str, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InstanceFormatError(source, f"expected a number, got {value!r}", field=field)
+    if not is_number(value) or too_large(value):
+        raise InstanceFormatError(source, f"expected a number within ±1e9, got {value!r}", field=field)
     return float(value)
 
 
@@ -348,7 +356,9 @@ def shipped_p2_names() -> list[str]:
 
 
 def _from_mapping(data: Any, source: str) -> P2Instance:
-    if isinstance(data, dict) and "visitor_groups" in data:
+    from crab_gym.datasets.realm.upstream import is_upstream_for
+
+    if is_upstream_for(data, source, ("P2",), "multi-group tour (P2)"):
         return from_upstream_p2(data, source)
     return validate_model(P2Instance, data, source)
 

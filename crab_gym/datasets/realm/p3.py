@@ -34,14 +34,15 @@ import math
 import warnings
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.errors import FieldProblem, InstanceFormatError, RealmRepairWarning
+from crab_gym.datasets.limits import MAX_QUANTITY, Coordinate, NonNegInt, PosInt, is_number, too_large
 from crab_gym.datasets.realm.loading import read_json  # noqa: F401 (re-exported: public here before loading.py)
-from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
 from crab_gym.datasets.realm.ridesharing_network import (
     NO_ROAD,
     RoadNetwork,
@@ -71,6 +72,25 @@ _PLACES = (
 )
 
 
+def id_problem(value: str, *, vehicle: bool) -> str | None:
+    """Why ``value`` cannot be a passenger (or vehicle) id, or None if it can.
+
+    Ids appear inside stop names (``pickup:<id>``) and vehicle ids name the fields of the
+    env's ``submit_plan`` schema, so a passenger id is one word and a vehicle id a name.
+    """
+    if not value:
+        return "expected a non-empty id"
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        example = "'v1'" if vehicle else "'p1'"
+        return f"id {value!r} contains spaces or control characters; expected one word such as {example}"
+    if vehicle and (not value.isidentifier() or value.startswith(("_", "model_"))):
+        return (
+            f"vehicle id {value!r} is not a name: expected letters, digits and '_', not starting with a "
+            "digit, '_' or 'model_' (vehicle ids name the fields of submit_plan)"
+        )
+    return None
+
+
 class Vehicle(BaseModel):
     """A vehicle: where it waits at ``start_time`` and how many passengers it seats."""
 
@@ -78,8 +98,17 @@ class Vehicle(BaseModel):
 
     vehicle_id: str = Field(min_length=1)
     location: str
-    capacity: int = Field(ge=1)
-    fuel: float | None = Field(default=None, description="upstream value, kept but not enforced")
+    capacity: PosInt
+    fuel: Annotated[float, Field(ge=0, le=MAX_QUANTITY, allow_inf_nan=False)] | None = Field(
+        default=None, description="upstream value, kept but not enforced"
+    )
+
+    @model_validator(mode="after")
+    def _named(self) -> Vehicle:
+        problem = id_problem(self.vehicle_id, vehicle=True)
+        if problem:
+            raise FieldProblem("vehicle_id", problem)
+        return self
 
 
 class RideRequest(BaseModel):
@@ -90,17 +119,22 @@ class RideRequest(BaseModel):
     passenger_id: str = Field(min_length=1)
     pickup: str
     dropoff: str
-    pickup_window: tuple[int, int] = Field(description="[earliest, latest] pickup minute")
-    latest_dropoff: int
-    passengers: int = Field(default=1, ge=1)
+    pickup_window: tuple[NonNegInt, NonNegInt] = Field(description="[earliest, latest] pickup minute")
+    latest_dropoff: NonNegInt
+    passengers: PosInt = 1
 
     @model_validator(mode="after")
     def _ordered(self) -> RideRequest:
+        problem = id_problem(self.passenger_id, vehicle=False)
+        if problem:
+            raise FieldProblem("passenger_id", problem)
         lo, hi = self.pickup_window
-        if lo < 0 or hi < lo:
-            raise ValueError(f"pickup_window {self.pickup_window} must satisfy 0 <= earliest <= latest")
+        if hi < lo:
+            raise FieldProblem(
+                "pickup_window", f"closes (minute {hi}) before it opens ({lo}); expected [earliest, latest]"
+            )
         if self.latest_dropoff < lo:
-            raise ValueError(f"latest_dropoff {self.latest_dropoff} is before the window opens ({lo})")
+            raise FieldProblem("latest_dropoff", f"minute {self.latest_dropoff} is before the window opens ({lo})")
         return self
 
 
@@ -113,42 +147,46 @@ class P3Instance(BaseModel):
     description: str = ""
     size: str | None = None
     locations: list[str] = Field(min_length=2)
-    roads: list[list[int | None]] = Field(
+    roads: list[list[NonNegInt | None]] = Field(
         description="roads[i][j]: minutes on the direct road i -> j (None: no road)"
     )
-    coords: list[tuple[float, float]] | None = Field(default=None, description="map positions, drawing only")
-    requests: list[RideRequest]
+    coords: list[tuple[Coordinate, Coordinate]] | None = Field(default=None, description="map positions, drawing only")
+    requests: list[RideRequest] = Field(min_length=1)
     vehicles: list[Vehicle] = Field(min_length=1)
-    start_time: int = Field(ge=0, description="minute the vehicles become available")
-    unserved_penalty: int = Field(default=DEFAULT_UNSERVED_PENALTY, ge=0)
+    start_time: NonNegInt = Field(description="minute the vehicles become available")
+    unserved_penalty: NonNegInt = DEFAULT_UNSERVED_PENALTY
 
     @model_validator(mode="after")
     def _consistent(self) -> P3Instance:
         n = len(self.locations)
-        if len(set(self.locations)) != n:
-            raise ValueError("location names must be unique")
-        if len(self.roads) != n or any(len(row) != n for row in self.roads):
-            raise ValueError(f"roads must be a {n}x{n} matrix")
-        if any(v is not None and v < 0 for row in self.roads for v in row):
-            raise ValueError("road minutes must be non-negative")
+        for i, name in enumerate(self.locations):
+            if name in self.locations[:i]:
+                raise FieldProblem(f"locations[{i}]", f"location {name!r} repeats; names must be unique")
+        if len(self.roads) != n:
+            raise FieldProblem("roads", f"expected a {n}x{n} matrix (one row per location), got {len(self.roads)} rows")
+        for i, row in enumerate(self.roads):
+            if len(row) != n:
+                raise FieldProblem(f"roads[{i}]", f"expected {n} entries (one per location), got {len(row)}")
         if self.coords is not None and len(self.coords) != n:
-            raise ValueError("coords needs one position per location")
+            raise FieldProblem("coords", f"expected one position per location ({n}), got {len(self.coords)}")
         names = set(self.locations)
-        ids = [r.passenger_id for r in self.requests]
-        if len(set(ids)) != len(ids):
-            raise ValueError("passenger ids must be unique")
-        for r in self.requests:
-            for loc in (r.pickup, r.dropoff):
-                if loc not in names:
-                    raise ValueError(f"request {r.passenger_id}: unknown location {loc!r}")
-        vids = [v.vehicle_id for v in self.vehicles]
-        if len(set(vids)) != len(vids):
-            raise ValueError("vehicle ids must be unique")
-        for v in self.vehicles:
+        seen: set[str] = set()
+        for k, r in enumerate(self.requests):
+            if r.passenger_id in seen:
+                raise FieldProblem(f"requests[{k}].passenger_id", f"passenger id {r.passenger_id!r} repeats")
+            seen.add(r.passenger_id)
+            for key in ("pickup", "dropoff"):
+                if getattr(r, key) not in names:
+                    raise FieldProblem(f"requests[{k}].{key}", f"{getattr(r, key)!r} is not one of the locations")
+        seen = set()
+        for k, v in enumerate(self.vehicles):
+            if v.vehicle_id in seen:
+                raise FieldProblem(f"vehicles[{k}].vehicle_id", f"vehicle id {v.vehicle_id!r} repeats")
+            seen.add(v.vehicle_id)
             if v.location not in names:
-                raise ValueError(f"vehicle {v.vehicle_id}: unknown location {v.location!r}")
+                raise FieldProblem(f"vehicles[{k}].location", f"{v.location!r} is not one of the locations")
         if not self.network.connected():
-            raise ValueError("some places cannot be reached from others over the roads")
+            raise FieldProblem("roads", "some places cannot be reached from others over the roads")
         return self
 
     # -- conveniences -------------------------------------------------------------------
@@ -345,12 +383,11 @@ def generate_p3_with_plan(
 # ---------------------------------------------------------------------------------------
 # Upstream REALM-Bench P3 JSON -> P3Instance (and back)
 # ---------------------------------------------------------------------------------------
-def _number(value: Any, source: str, field: str, *, low: float = 0.0, high: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InstanceFormatError(source, f"expected a number, got {value!r}", field=field)
-    if value < low or (high is not None and value > high):
-        bounds = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
-        raise InstanceFormatError(source, f"expected a number {bounds}, got {value!r}", field=field)
+def _number(value: Any, source: str, field: str, *, low: float = 0.0, high: float = MAX_QUANTITY) -> float:
+    if not is_number(value) or too_large(value) or not low <= value <= high:
+        got = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}..."
+        bounds = ", ".join(str(int(x)) if x == int(x) else f"{x:g}" for x in (low, high))
+        raise InstanceFormatError(source, f"expected a number in [{bounds}], got {got}", field=field)
     return float(value)
 
 
@@ -362,6 +399,14 @@ def _text(value: Any, source: str, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise InstanceFormatError(source, f"expected a non-empty string, got {value!r}", field=field)
     return value
+
+
+def _id(value: Any, source: str, field: str, *, vehicle: bool) -> str:
+    text = _text(value, source, field)
+    problem = id_problem(text, vehicle=vehicle)
+    if problem:
+        raise InstanceFormatError(source, problem, field=field)
+    return text
 
 
 def _list(data: dict, key: str, source: str) -> list:
@@ -441,7 +486,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
         base = f"ride_requests[{k}]"
         if not isinstance(item, dict):
             raise InstanceFormatError(source, "expected an object", field=base)
-        pid = _text(item.get("passenger_id"), source, f"{base}.passenger_id")
+        pid = _id(item.get("passenger_id"), source, f"{base}.passenger_id", vehicle=False)
         if pid in seen:
             raise InstanceFormatError(source, f"passenger id {pid!r} repeats", field=f"{base}.passenger_id")
         seen.add(pid)
@@ -475,7 +520,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
             lo = fixed
         if "deadline" not in item:
             raise InstanceFormatError(source, "missing required key", field=f"{base}.deadline")
-        deadline = _number(item["deadline"], source, f"{base}.deadline")
+        deadline = _number(item["deadline"], source, f"{base}.deadline", high=MAX_QUANTITY - 48 * 60)
         out.append(
             RideRequest(
                 passenger_id=pid,
@@ -485,6 +530,8 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
                 latest_dropoff=hi + int(round(deadline)),
             )
         )
+    if not out:
+        raise InstanceFormatError(source, "no ride requests; expected at least one", field="ride_requests")
     return out
 
 
@@ -498,7 +545,7 @@ def _parse_vehicles(data: dict, source: str, names: set[str]) -> list[Vehicle]:
         base = f"vehicles[{k}]"
         if not isinstance(item, dict):
             raise InstanceFormatError(source, "expected an object", field=base)
-        vid = _text(item.get("vehicle_id"), source, f"{base}.vehicle_id")
+        vid = _id(item.get("vehicle_id"), source, f"{base}.vehicle_id", vehicle=True)
         if vid in seen:
             raise InstanceFormatError(source, f"vehicle id {vid!r} repeats", field=f"{base}.vehicle_id")
         seen.add(vid)
@@ -506,8 +553,10 @@ def _parse_vehicles(data: dict, source: str, names: set[str]) -> list[Vehicle]:
         if loc not in names:
             raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.location")
         cap = item.get("capacity")
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap < 1 or cap != int(cap):
-            raise InstanceFormatError(source, f"expected a whole number >= 1, got {cap!r}", field=f"{base}.capacity")
+        if not is_number(cap) or too_large(cap) or cap < 1 or cap != int(cap):
+            raise InstanceFormatError(
+                source, f"expected a whole number in [1, {MAX_QUANTITY}], got {cap!r}", field=f"{base}.capacity"
+            )
         fuel = item.get("fuel")
         if fuel is not None:
             fuel = _number(fuel, source, f"{base}.fuel")
@@ -558,7 +607,7 @@ def from_upstream_p3(data: dict, source: str) -> P3Instance:
     try:
         return P3Instance(**fields)
     except ValidationError as exc:  # pragma: no cover - the checks above catch these first
-        raise InstanceFormatError(source, str(exc)) from exc
+        raise validation_error(exc, source) from None
 
 
 def _hours_out(minutes: int) -> float:
@@ -613,11 +662,8 @@ def load_p3(instance: str | Path | dict | P3Instance) -> P3Instance:
 
 def from_mapping(data: Any, source: str) -> P3Instance:
     """Our own JSON (a dumped :class:`P3Instance`) or any upstream REALM-Bench P3/P4 mapping."""
-    from crab_gym.datasets.realm.upstream import convert_upstream, detect_problem
+    from crab_gym.datasets.realm.upstream import convert_upstream, is_upstream_for
 
-    problem = detect_problem(data)
-    if problem is None:
+    if not is_upstream_for(data, source, ("P3", "P4"), "ride-sharing (P3/P4)"):
         return validate_model(P3Instance, data, source)
-    if problem not in ("P3", "P4"):
-        raise InstanceFormatError(source, f"this is a REALM-Bench {problem} file, not a ride-sharing (P3/P4) one")
     return convert_upstream(data, source)

@@ -35,7 +35,8 @@ from typing import Annotated, Any, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from crab_gym.datasets.errors import InstanceFormatError
+from crab_gym.datasets.errors import FieldProblem, InstanceFormatError
+from crab_gym.datasets.limits import NonNegInt
 from crab_gym.datasets.realm.p3 import (
     SIZE_TARGETS,
     P3Instance,
@@ -47,7 +48,7 @@ from crab_gym.datasets.realm.p3 import (
     plant_requests,
     upstream_p3_fields,
 )
-from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
 from crab_gym.datasets.realm.ridesharing_network import split_route
 
 INSTANCE_DIR = Path(__file__).with_name("instances") / "p4"
@@ -62,8 +63,8 @@ class InvalidDisruptionError(ValueError):
 class _Disruption(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    start: int | None = Field(default=None, ge=0, description="minute from midnight; None = now")
-    duration: int = Field(ge=0, description="minutes")
+    start: NonNegInt | None = Field(default=None, description="minute from midnight; None = now")
+    duration: NonNegInt = Field(description="minutes")
     impact: str = Field(default="", description="free-text label (upstream's 'impact')")
 
     @property
@@ -103,7 +104,7 @@ class TrafficDelay(_Disruption):
 
     type: Literal["traffic_delay"] = "traffic_delay"
     route: str = Field(min_length=3, description='road "a-b"')
-    delay: int = Field(ge=0, description="extra minutes")
+    delay: NonNegInt = Field(description="extra minutes")
 
 
 class RoadClosure(_Disruption):
@@ -121,7 +122,7 @@ class Accident(_Disruption):
 
     type: Literal["accident"] = "accident"
     location: str = Field(min_length=1)
-    delay: int = Field(default=15, ge=0, description="extra minutes on each touching road")
+    delay: NonNegInt = Field(default=15, description="extra minutes on each touching road")
 
     def roads(self, index: dict[str, int], names: Sequence[str]) -> list[tuple[int, int]]:
         x = index.get(self.location)
@@ -135,7 +136,7 @@ class Construction(_Disruption):
 
     type: Literal["construction"] = "construction"
     route: str = Field(min_length=3, description='road "a-b"')
-    delay: int = Field(default=10, ge=0, description="extra minutes")
+    delay: NonNegInt = Field(default=10, description="extra minutes")
 
 
 Disruption = Annotated[Union[TrafficDelay, RoadClosure, Accident, Construction], Field(discriminator="type")]
@@ -197,11 +198,11 @@ class P4Instance(P3Instance):
     def _disruptions_fit(self) -> P4Instance:
         for k, d in enumerate(self.disruptions):
             if d.start is None:
-                raise ValueError(f"disruptions[{k}]: a scheduled disruption needs a start minute")
+                raise FieldProblem(f"disruptions[{k}].start", "a scheduled disruption needs a start minute")
             try:
                 check_disruption_fits(d, self.locations, self.roads)
             except InvalidDisruptionError as exc:
-                raise ValueError(f"disruptions[{k}]: {exc}") from None
+                raise FieldProblem(f"disruptions[{k}]", str(exc)) from None
         return self
 
     def to_upstream(self) -> dict[str, Any]:
@@ -364,7 +365,7 @@ def from_upstream_p4(data: dict, source: str) -> P4Instance:
     try:
         return P4Instance(**fields)
     except ValidationError as exc:  # pragma: no cover - the checks above catch these first
-        raise InstanceFormatError(source, str(exc)) from exc
+        raise validation_error(exc, source) from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -377,7 +378,9 @@ def shipped_p4_names() -> list[str]:
 
 def _from_mapping(data: Any, source: str) -> P4Instance:
     """Our own P4 JSON, else anything :func:`~crab_gym.datasets.realm.p3.from_mapping` reads."""
-    if isinstance(data, dict) and "city_map" not in data and "disruptions" in data:
+    from crab_gym.datasets.realm.upstream import partial_upstream
+
+    if isinstance(data, dict) and "disruptions" in data and partial_upstream(data) is None:
         return validate_model(P4Instance, data, source)
     return load_p4(from_mapping(data, source))
 
