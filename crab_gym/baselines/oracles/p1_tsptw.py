@@ -162,7 +162,7 @@ def certify_p1(instance: P1Instance, time_limit: float = 5.0, hint: list[str] | 
         order = [instance.index[x] for x in hint]
         used = set(zip(order, order[1:]))
         for key, lit in lits.items():
-            m.AddHint(lit, key in used)
+            m.AddHint(lit, int(key in used))  # an int: protobuf 7 rejects a bool in old OR-Tools
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = 1

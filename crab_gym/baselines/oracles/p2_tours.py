@@ -150,7 +150,7 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
             for t in tours
         }
         for key, var in x.items():
-            m.AddHint(var, key in chosen)
+            m.AddHint(var, int(key in chosen))  # an int: protobuf 7 rejects a bool in old OR-Tools
 
     solver = _solver(limit, workers)
     code = solver.Solve(m)
@@ -233,7 +233,7 @@ def _solve_intervals(
                 m.AddHint(starts[g], int(t["start"]))
                 for kk in range(K):
                     if (g, kk) in x:
-                        m.AddHint(x[g, kk], kk == k)
+                        m.AddHint(x[g, kk], int(kk == k))
     solver = _solver(limit, workers)
     code = solver.Solve(m)
     name = "ortools CP-SAT, interval model"

@@ -168,7 +168,7 @@ def _solve_once(
     if solution_limit is not None:
         params.solution_limit = int(solution_limit)
     assignment = routing.SolveWithParameters(params)
-    status = routing_enums_pb2.RoutingSearchStatus.Value.Name(routing.status())
+    status = routing_status_name(routing.status())
     if assignment is None:
         return None, None, status
     routes: dict[int, list[int]] = {}
@@ -182,6 +182,19 @@ def _solve_once(
             idx = assignment.Value(routing.NextVar(idx))
         routes[v.index] = stops
     return routes, int(assignment.ObjectiveValue()), status
+
+
+def routing_status_name(code: int) -> str:
+    """OR-Tools' name of a routing status code, e.g. ``"ROUTING_SUCCESS"``.
+
+    The ``RoutingSearchStatus`` enum arrived in OR-Tools 9.10; before it, the codes were
+    constants of ``RoutingModel``. Both are read, so that every release we allow works.
+    """
+    enum = getattr(routing_enums_pb2, "RoutingSearchStatus", None)
+    if enum is not None:
+        return enum.Value.Name(code)
+    names = {getattr(pywrapcp.RoutingModel, n): n for n in dir(pywrapcp.RoutingModel) if n.startswith("ROUTING_")}
+    return names.get(code, f"ROUTING_STATUS_{code}")
 
 
 #: First-solution strategies tried by the deterministic search (greedy descent from each).
