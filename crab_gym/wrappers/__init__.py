@@ -5,7 +5,15 @@ from crab_gym.wrappers.disruption import DisruptionWrapper, RandomDisruptions
 from crab_gym.wrappers.llm_adapter import LLMAdapter
 from crab_gym.wrappers.minari_export import UnflattenableStepError, export_minari
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
-from crab_gym.wrappers.trajectory import ReplayReport, Trajectory, TrajectoryLogger, read_trajectories, replay
+from crab_gym.wrappers.trajectory import (
+    ReplayReport,
+    TornRecordWarning,
+    Trajectory,
+    TrajectoryLogger,
+    read_trajectories,
+    repair_torn_tail,
+    replay,
+)
 
 __all__ = [
     "DiscreteActions",
@@ -14,11 +22,13 @@ __all__ = [
     "RandomDisruptions",
     "ReplayReport",
     "ToolCallParseError",
+    "TornRecordWarning",
     "Trajectory",
     "TrajectoryLogger",
     "UnflattenableStepError",
     "export_minari",
     "parse_tool_call",
     "read_trajectories",
+    "repair_torn_tail",
     "replay",
 ]
