@@ -24,7 +24,6 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
     "env", "policy", "kwargs", "episodes", "errors", "return", "completeness", "success", "steps", "invalid", "time_s",

@@ -23,7 +23,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-
 #: A name no action has: the env rejects the call the way it rejects any unknown tool.
 _NO_ACTION = "<invalid flat action>"
 

@@ -84,9 +84,9 @@ def test_cycle_is_rejected():
 
 
 def test_diamond_only_checks_nodes_whose_predecessors_passed():
-    s, l, r, t = flag("s"), flag("l"), flag("r"), flag("t")
-    ge = GraphEvaluator(nx.DiGraph([(s, l), (s, r), (l, t), (r, t)]))
-    env = Box(l=True, r=True, t=True)  # s not yet true
+    s, left, r, t = flag("s"), flag("left"), flag("r"), flag("t")
+    ge = GraphEvaluator(nx.DiGraph([(s, left), (s, r), (left, t), (r, t)]))
+    env = Box(left=True, r=True, t=True)  # s not yet true
     assert ge.step(env) == []
     assert env.checked == ["s"]  # nothing downstream of an unpassed node is checked
     assert ge.completeness == 0.0
@@ -94,7 +94,7 @@ def test_diamond_only_checks_nodes_whose_predecessors_passed():
     env.flags["r"] = False
     env.checked.clear()
     passed = ge.step(env)
-    assert [n.name for n in passed] == ["s", "l"]
+    assert [n.name for n in passed] == ["s", "left"]
     assert "t" not in env.checked  # t waits for r
     assert ge.completeness == 0.5 and not ge.is_complete
     env.flags["r"] = True

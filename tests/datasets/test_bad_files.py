@@ -12,8 +12,9 @@ import copy
 import json
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import pytest

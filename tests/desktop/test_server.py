@@ -13,7 +13,11 @@ import pytest
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.desktop.machine import DesktopMachine
 from crab_gym.envs.desktop.server import (
-    DEFAULT_HOST, ServerThread, create_app, is_loopback, resolve_token,
+    DEFAULT_HOST,
+    ServerThread,
+    create_app,
+    is_loopback,
+    resolve_token,
 )
 
 TOKEN = "test-token-0123456789abcdef"

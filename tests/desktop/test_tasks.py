@@ -7,7 +7,7 @@ import pytest
 
 from crab_gym.envs.desktop import all_tasks, get_task, list_tasks
 from crab_gym.envs.desktop.actions import AGENT_ACTIONS, PROBE_ACTIONS, SETUP_ACTIONS
-from crab_gym.envs.desktop.tasks import DesktopTask, TASK_DATA
+from crab_gym.envs.desktop.tasks import TASK_DATA, DesktopTask
 
 TASK_IDS = list_tasks()
 PARTIAL_IDS = [t.id for t in all_tasks() if t.partial is not None]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from crab_gym.datasets.jssp import (
-    JSSPInstance,
     TAILLARD_SEEDS,
+    JSSPInstance,
     generate_taillard,
     list_jssp_instances,
     load_jssp_instance,

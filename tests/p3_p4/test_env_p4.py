@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import gymnasium as gym
 import numpy as np
 import pytest

@@ -10,8 +10,8 @@ from crab_gym.baselines.oracles.p4_resolve import adaptive_from_state, adaptive_
 from crab_gym.datasets.realm.p3 import P3Instance, generate_p3, load_p3
 from crab_gym.datasets.realm.p4 import Accident, RoadClosure, TrafficDelay, load_p4
 from crab_gym.envs.realm.ridesharing_checker import check_plan
-from crab_gym.envs.realm.ridesharing_sim import RideSim, plan_codes, simulate_plan
 from crab_gym.envs.realm.ridesharing_refs import shipped_references
+from crab_gym.envs.realm.ridesharing_sim import RideSim, plan_codes, simulate_plan
 
 from .bruteforce import brute_force_p3
 
@@ -132,7 +132,7 @@ def test_adaptive_oracle_keeps_what_is_done_and_is_deterministic():
 
 
 def test_p4_reference_is_never_worse_than_greedy_or_the_unchanged_plan():
-    for name, ref in shipped_references("p4").items():
+    for ref in shipped_references("p4").values():
         assert ref["value"] <= ref["adaptive_oracle_value"]
         if ref["no_replan_feasible"]:
             assert ref["feasible"]

@@ -10,13 +10,12 @@ import types
 import warnings
 from typing import Annotated, Literal
 
-import networkx as nx
-from pydantic import Field
-
 import gymnasium as gym
+import networkx as nx
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from pydantic import Field
 
 from crab_gym.core import action, evaluator
 from crab_gym.envs.base import CrabEnv

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ def cache_dir() -> Path:
     return shared_cache_dir()
 
 
-@lru_cache(maxsize=None)
+@cache
 def shipped_references(problem: str) -> dict[str, dict[str, Any]]:
     """The shipped reference records of ``"p1"`` or ``"p2"``, by instance name."""
     folder = {"p1": p1_data.INSTANCE_DIR, "p2": p2_data.INSTANCE_DIR}[problem]

@@ -123,9 +123,9 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
         m.AddExactlyOne([x[g, k, t] for k, t in opts] + ([u] if u is not None else []))
         drops.append(u)
     by_guide: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
-    for (g, k, t), var in x.items():
+    for (_g, k, t), var in x.items():
         by_guide.setdefault(k, []).append((t, var))
-    for k, items in by_guide.items():
+    for items in by_guide.values():
         items.sort(key=lambda p: p[0])
         for tau in sorted({t for t, _ in items}):
             running = [v for t, v in items if tau - D < t <= tau]

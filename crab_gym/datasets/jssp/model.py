@@ -12,8 +12,9 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -246,7 +247,7 @@ class JSSPInstance:
         blob = json.dumps([self.n_machines, self.durations, self.machines]).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
-    def same_data(self, other: "JSSPInstance") -> bool:
+    def same_data(self, other: JSSPInstance) -> bool:
         return (
             self.durations == other.durations
             and self.machines == other.machines
@@ -284,7 +285,7 @@ class JSSPInstance:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> "JSSPInstance":
+    def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> JSSPInstance:
         """An instance from the project's JSON form; every problem is an
         :class:`InstanceFormatError` naming ``source`` and the field as written in the file
         (``ops[2][3]`` is the duration of job 2's operation 1)."""
@@ -339,5 +340,5 @@ class JSSPInstance:
     @classmethod
     def from_matrices(
         cls, durations: Sequence[Sequence[int]], machines: Sequence[Sequence[int]], **kwargs: Any
-    ) -> "JSSPInstance":
+    ) -> JSSPInstance:
         return cls(durations=durations, machines=machines, **kwargs)

@@ -46,7 +46,7 @@ class OracleResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "OracleResult":
+    def from_dict(cls, data: dict) -> OracleResult:
         data = dict(data)
         if data.get("starts") is not None:
             data["starts"] = tuple(tuple(r) for r in data["starts"])

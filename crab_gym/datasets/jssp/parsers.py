@@ -25,8 +25,8 @@ Every malformed input raises :class:`InstanceFormatError` naming the source, the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from crab_gym.datasets.errors import InstanceFormatError
 from crab_gym.datasets.jsonfile import decode_text, parse_json_text, read_bytes

@@ -41,8 +41,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from crab_gym.datasets.errors import FieldProblem, InstanceFormatError, RealmRepairWarning
 from crab_gym.datasets.limits import MAX_QUANTITY, Coordinate, NonNegInt, PosInt, is_number, too_large
-from crab_gym.datasets.realm.loading import read_json  # noqa: F401 (re-exported: public here before loading.py)
-from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
+from crab_gym.datasets.realm.loading import (
+    load_instance,
+    read_json,  # noqa: F401 (re-exported: public here before loading.py)
+    shipped_names,
+    validate_model,
+    validation_error,
+)
 from crab_gym.datasets.realm.ridesharing_network import (
     NO_ROAD,
     RoadNetwork,

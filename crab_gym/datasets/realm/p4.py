@@ -30,13 +30,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from crab_gym.datasets.errors import FieldProblem, InstanceFormatError
 from crab_gym.datasets.limits import NonNegInt
+from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
 from crab_gym.datasets.realm.p3 import (
     SIZE_TARGETS,
     P3Instance,
@@ -48,7 +49,6 @@ from crab_gym.datasets.realm.p3 import (
     plant_requests,
     upstream_p3_fields,
 )
-from crab_gym.datasets.realm.loading import load_instance, shipped_names, validate_model, validation_error
 from crab_gym.datasets.realm.ridesharing_network import split_route
 
 INSTANCE_DIR = Path(__file__).with_name("instances") / "p4"
@@ -139,7 +139,7 @@ class Construction(_Disruption):
     delay: NonNegInt = Field(default=10, description="extra minutes")
 
 
-Disruption = Annotated[Union[TrafficDelay, RoadClosure, Accident, Construction], Field(discriminator="type")]
+Disruption = Annotated[TrafficDelay | RoadClosure | Accident | Construction, Field(discriminator="type")]
 _DISRUPTION_ADAPTER: TypeAdapter = TypeAdapter(Disruption)
 
 

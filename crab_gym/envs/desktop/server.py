@@ -20,10 +20,10 @@ Routes (all JSON): ``GET /v1/info``, ``GET /v1/actions`` (the schemas), and
 annotation, which lives in a local scope.)
 """
 
+import contextlib
 import ipaddress
 import json
 import os
-import contextlib
 import secrets
 import signal
 import socket

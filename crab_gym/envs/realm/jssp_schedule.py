@@ -18,7 +18,8 @@ env exposes as observations, so one dispatch costs a few microseconds.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
