@@ -40,8 +40,8 @@ def main() -> None:
         for name in names:
             info = run_rule(env, RULES[name])
             m = info["metrics"]
-            ref, kind = m["reference_makespan"], m["reference_kind"]
-            gap = 100.0 * m["gap"]
+            ref, kind = m["best_known"], m["best_known_kind"]
+            gap = 100.0 * m["gap_to_best_known"]
             sums[name] += gap
             cells.append(f"{gap:.1f} ({m['makespan']})")
         label = f"{ref}" + ("" if kind == "optimum" else f" ({kind})")
@@ -49,7 +49,7 @@ def main() -> None:
         env.close()
     count = len(args.instances)
     print("| **mean** | | " + " | ".join(f"**{sums[n] / count:.1f}**" for n in names) + " |")
-    print("\nCells: gap % to the reference (makespan). Ties broken by the lowest job index.")
+    print("\nCells: gap % to the literature's best known makespan (the optimum where proven). Ties broken by the lowest job index.")
 
 
 if __name__ == "__main__":

@@ -5,17 +5,23 @@ end-to-end check that an env scores its own reference plan at 1 -- and a baselin
 users expect next to random and heuristic policies.
 
 Shipped instances use the precomputed plan stored with their reference value (no solver
-runs). Other instances are solved when the policy first acts, with the problem's default
-budget (P1-P4 cache the result on disk; P11 uses CP-SAT with ``jssp_time_limit`` seconds on
-``jssp_workers`` workers). P4 pauses at each disruption; the policy then submits the same plan
+runs; on P11 the env's reference *is* that plan's makespan, so the policy scores exactly 1).
+Other instances are solved when the policy first acts, with the problem's default budget
+(P1-P4 cache the result on disk; P11 -- generated instances and files with data of no shipped
+instance -- uses CP-SAT with ``jssp_time_limit`` seconds on ``jssp_workers`` workers, cached
+on disk, and says so on stderr unless ``verbose=False``). P4 pauses at each disruption; the policy then submits the same plan
 again and the env keeps the stops already served.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
 import gymnasium as gym
+
+logger = logging.getLogger(__name__)
 
 
 class OraclePolicy:
@@ -25,14 +31,18 @@ class OraclePolicy:
         env: the (possibly wrapped) REALM env the policy acts in.
         jssp_time_limit: CP-SAT budget in seconds for a P11 instance.
         jssp_workers: CP-SAT workers for a P11 instance.
+        verbose: announce on stderr when a P11 instance without a stored plan is solved.
     """
 
     name = "oracle"
 
-    def __init__(self, env: gym.Env, *, jssp_time_limit: float = 10.0, jssp_workers: int = 2) -> None:
+    def __init__(
+        self, env: gym.Env, *, jssp_time_limit: float = 10.0, jssp_workers: int = 2, verbose: bool = True
+    ) -> None:
         self.env = env
         self.jssp_time_limit = jssp_time_limit
         self.jssp_workers = jssp_workers
+        self.verbose = verbose
         self._arguments: dict[str, Any] | None = None
 
     def reset(self, env: gym.Env | None = None) -> None:
@@ -67,14 +77,29 @@ class OraclePolicy:
         return dict(plan)
 
     def _jssp_sequence(self, base: Any) -> list[list[int]]:
-        from crab_gym.datasets.jssp.oracle import solve_jssp
+        """The stored plan of a shipped instance; otherwise CP-SAT's best schedule."""
+        from crab_gym.datasets.jssp import oracle
+        from crab_gym.datasets.jssp.plans import reference_plan, sequence_from_starts
 
         inst = base.instance
-        result = solve_jssp(inst, time_limit=self.jssp_time_limit, num_workers=self.jssp_workers, cache=True)
+        plan = reference_plan(inst)
+        if plan is not None:
+            return [list(row) for row in plan.sequence]
+        msg = (
+            f"OraclePolicy: {inst.name} ({inst.n_jobs}x{inst.n_machines}) has no stored plan; solving "
+            f"with CP-SAT for up to {self.jssp_time_limit:g} s on {self.jssp_workers} worker(s) "
+            "(cached on disk)"
+        )
+        logger.info(msg)
+        if self.verbose:
+            print(msg, file=sys.stderr, flush=True)
+        result = oracle.solve_jssp(
+            inst, time_limit=self.jssp_time_limit, num_workers=self.jssp_workers, cache=True
+        )
         if result.starts is None:
             raise RuntimeError(f"CP-SAT found no schedule for {inst.name} in {self.jssp_time_limit} s")
-        per_machine: list[list[tuple[int, int, int]]] = [[] for _ in range(inst.n_machines)]
-        for j, (row_starts, row_machines) in enumerate(zip(result.starts, inst.machines)):
-            for k, (start, machine) in enumerate(zip(row_starts, row_machines)):
-                per_machine[machine].append((start, k, j))
-        return [[j for _, _, j in sorted(ops)] for ops in per_machine]
+        done = f"OraclePolicy: {inst.name}: CP-SAT {result.status}, makespan {result.makespan} (bound {result.lower_bound})"
+        logger.info(done)
+        if self.verbose:
+            print(done, file=sys.stderr, flush=True)
+        return sequence_from_starts(inst, result.starts)

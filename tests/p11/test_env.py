@@ -7,6 +7,7 @@ from gymnasium.utils.env_checker import check_env
 
 from crab_gym.baselines.dispatching import RULES, run_rule
 from crab_gym.datasets.jssp import load_jssp_instance, random_instance, solve_jssp, write_taillard
+from crab_gym.datasets.jssp.plans import reference_plan
 from crab_gym.envs.realm.jssp_schedule import replay_order
 from crab_gym.envs.realm.p11_jssp import JobShopEnv
 
@@ -60,9 +61,12 @@ def test_every_rule_gives_a_feasible_schedule_with_the_stated_makespan(rule):
     assert listed == starts
     m = info["metrics"]
     assert m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
-    assert m["optimality"] == pytest.approx(1231 / recomputed)
-    assert m["gap"] == pytest.approx(recomputed / 1231 - 1)
-    assert m["reference_kind"] == "optimum"
+    ref = reference_plan(inst).makespan  # the stored plan's makespan is the reference
+    assert m["reference_makespan"] == ref and ref >= 1231
+    assert m["optimality"] == pytest.approx(min(1.0, ref / recomputed))
+    assert m["gap"] == pytest.approx(recomputed / ref - 1)
+    assert m["best_known"] == 1231 and m["best_known_kind"] == "optimum"
+    assert m["gap_to_best_known"] == pytest.approx(recomputed / 1231 - 1)
 
 
 def test_rules_and_their_tie_breaking():
@@ -92,7 +96,7 @@ def test_optimal_replay_through_dispatch_actions():
         total += reward
     assert terminated and info["makespan"] == 55
     assert info["metrics"]["optimality"] == 1.0
-    assert "all_jobs_within_reference" in info["sub_goals_passed"]
+    assert info["sub_goals_passed"] and all(n.endswith("_completed") for n in info["sub_goals_passed"])
     assert info["completeness"] == 1.0 and total == pytest.approx(1.0)
 
 
@@ -104,7 +108,9 @@ def test_submit_plan_in_realm_shape():
     assert info["valid"] and terminated
     expected, _ = semi_active_makespan(env.instance.durations, env.instance.machines, plan)
     assert info["solution"]["sequence"] == plan and info["makespan"] == expected
-    assert reward == pytest.approx(0.5 * 6 / 7 + 0.5 * 55 / expected)
+    # the whole plan completes every job (completeness 0 -> 1) and scores its optimality ratio
+    assert info["completeness"] == 1.0
+    assert reward == pytest.approx(0.5 * 1.0 + 0.5 * 55 / expected)
 
 
 def test_submit_plan_after_some_dispatches_keeps_them():
@@ -127,11 +133,11 @@ def _state(env):
     "action, fragment",
     [
         (dispatch(0), "job 0 has no operation left to schedule (masked)"),
-        ((np.int64(0), {"job": np.int64(6)}), "less than or equal to 5"),
-        ((np.int64(0), {"job": np.int64(-1)}), "greater than or equal to 0"),
-        ((np.int64(0), {"jobs": np.int64(1)}), "parameter 'job': is missing"),
-        ((np.int64(7), {"job": np.int64(1)}), "action index 7 out of range"),
-        ("dispatch job 1", "expected a (action index, arguments) pair"),
+        ((np.int64(0), {"job": np.int64(6)}), "job: 6 is out of range 0..5"),
+        ((np.int64(0), {"job": np.int64(-1)}), "job: -1 is out of range 0..5"),
+        ((np.int64(0), {"jobs": np.int64(1)}), "missing key 'job'"),
+        ((np.int64(7), {"job": np.int64(1)}), "action index 7 is out of range"),
+        ("dispatch job 1", "expected an (action index, arguments) pair"),
         ({"name": "dispatch", "arguments": {"job": "two"}}, "valid integer"),
         ({"name": "dispatch", "arguments": {"job": 1, "when": 3}}, "'when' is not a parameter"),
         ({"name": "dispatch", "arguments": "{not json"}, "not valid JSON"),
@@ -158,7 +164,7 @@ def test_masked_and_malformed_actions_change_nothing(action, fragment):
     assert info["scheduled"] is None and info["sub_goals_passed"] == []
     assert set(info) == {
         "action", "valid", "error", "completeness", "sub_goals_passed", "metrics", "solution",
-        "makespan", "lower_bound", "reference", "reference_kind", "scheduled",
+        "makespan", "lower_bound", "reference", "reference_kind", "best_known", "scheduled",
     }
 
 
@@ -216,10 +222,11 @@ def test_default_return_is_progress_plus_optimality():
     while not terminated:
         obs, reward, terminated, _, info = env.step(RULES["FIFO"](obs))
         total += reward
-    ratio = 1231 / info["makespan"]
-    # 15 job sub-goals of 16 pass; "within reference" does not (a rule is not optimal)
-    assert info["completeness"] == pytest.approx(15 / 16)
-    assert total == pytest.approx(0.5 * 15 / 16 + 0.5 * ratio)
+    ratio = reference_plan(env.instance).makespan / info["makespan"]
+    assert info["makespan"] == 1486 and ratio < 1  # FIFO on ta01, worse than the stored plan
+    # a complete schedule passes every job sub-goal: completeness 1, its quality is the ratio
+    assert info["completeness"] == 1.0
+    assert total == pytest.approx(0.5 * 1.0 + 0.5 * ratio)
 
 
 def test_generator_gives_fresh_seeded_instances():
@@ -241,7 +248,9 @@ def test_instance_from_path_object_and_reset_option(tmp_path):
     path.write_text(write_taillard(load_jssp_instance("ta01")))
     env = gym.make(ENV_ID, instance=str(path))
     _, info = env.reset()
-    assert info["reference"] == 1231
+    # a file with ta01's data gets ta01's stored plan as reference (looked up by the data)
+    assert info["reference"] == reference_plan(load_jssp_instance("ta01")).makespan
+    assert info["best_known"] == 1231
     env2 = JobShopEnv(instance=random_instance(3, 3, 1))
     _, info = env2.reset(options={"instance": random_instance(3, 3, 2)})
     assert env2.instance.same_data(random_instance(3, 3, 2))

@@ -22,10 +22,12 @@ from crab_gym.datasets.jssp.parsers import (
     write_standard,
     write_taillard,
 )
+from crab_gym.datasets.jssp.plans import ReferencePlan, reference_plan
 
 __all__ = [
     "JSSPInstance",
     "OracleResult",
+    "ReferencePlan",
     "TAILLARD_SEEDS",
     "generate_taillard",
     "list_jssp_instances",
@@ -35,6 +37,7 @@ __all__ = [
     "parse_taillard_many",
     "random_instance",
     "read_jssp_file",
+    "reference_plan",
     "solve_jssp",
     "taillard_benchmark",
     "write_standard",

@@ -5,9 +5,10 @@ job, ``AddNoOverlap`` per machine, and a minimised makespan. The solver's time b
 worker count travel with every value it produces (:class:`OracleResult`), because a
 "reference" found in 10 s on 2 workers is not the same claim as a proven optimum.
 
-Shipped instances carry literature values, so the env never calls this on ``reset()``. For
-generated instances, :func:`solve_jssp` can cache results on disk keyed by the instance data
-and the budget.
+Shipped instances carry a plan found by this oracle offline (:mod:`.plans`, built by
+:mod:`.build_plans`), so neither the env nor ``OraclePolicy`` calls it for them. For generated
+instances, :func:`solve_jssp` can cache results on disk keyed by the instance data and the
+budget.
 """
 
 from __future__ import annotations

@@ -10,8 +10,11 @@ Two actions drive the same schedule:
   as its job and its machine predecessor allow (the plan's semi-active schedule).
 
 The episode terminates when every operation is scheduled; the cost is the makespan,
-measured against the instance's reference (optimum, else best known upper bound, else a
-lower bound; ``info["reference_kind"]`` says which).
+measured against the instance's reference: for a shipped instance the makespan of its stored
+reference plan (what ``OraclePolicy`` submits, so the oracle scores exactly 1; see
+:mod:`crab_gym.datasets.jssp.plans`), otherwise the optimum, else best known upper bound,
+else a lower bound. ``info["reference_kind"]`` says which; the literature's values stay
+apart in ``best_known`` / ``gap_to_best_known``.
 
 This module deliberately does not use ``from __future__ import annotations``: the action
 signatures are built inside a function with ``Annotated`` bounds that pydantic must resolve.
@@ -29,15 +32,35 @@ from pydantic import Field
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.datasets.jssp.generator import random_instance
-from crab_gym.datasets.jssp.library import load_jssp_instance
+from crab_gym.datasets.jssp.library import list_jssp_instances, load_jssp_instance
 from crab_gym.datasets.jssp.model import JSSPInstance
+from crab_gym.datasets.jssp.plans import reference_plan
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.canvas import Canvas, colour, ink_on
-from crab_gym.envs.realm.common import InstanceSwapMixin, RenderModesMixin, goal_graph
+from crab_gym.envs.realm.common import (
+    InstanceKind,
+    InstanceSwapMixin,
+    RenderModesMixin,
+    check_option_keys,
+    checked_init,
+)
 from crab_gym.envs.realm.jssp_schedule import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
 DEFAULT_INSTANCE = "ft06"
+
+#: What ``instance`` accepts (checked, and explained when wrong).
+INSTANCE_KIND = InstanceKind(
+    problem="JSSP",
+    types=(JSSPInstance,),
+    names=list_jssp_instances,
+    list_all="crab_gym.datasets.jssp.list_jssp_instances()",
+    examples=("ft06", "la01", "ta01"),
+    files="a path to an instance file (standard, Taillard or JSON form)",
+    mappings=False,
+)
+#: Keys of a ``generator`` dict (``n_jobs`` and ``n_machines`` are required).
+GENERATOR_KEYS = ("n_jobs", "n_machines", "low", "high")
 
 
 def _make_actions(n_jobs: int) -> list[Action]:
@@ -71,7 +94,7 @@ def _make_actions(n_jobs: int) -> list[Action]:
     ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _job_done_evaluator(job: int) -> Evaluator:
     @evaluator(name=f"job_{job}_completed")
     def check(env: Any) -> bool:
@@ -79,12 +102,6 @@ def _job_done_evaluator(job: int) -> Evaluator:
 
     check.description = f"every operation of job {job} is scheduled"
     return check
-
-
-@evaluator(name="all_jobs_within_reference")
-def _within_reference(env: Any) -> bool:
-    """Every job is complete and the makespan is at most the reference makespan."""
-    return env.schedule.complete and env.schedule.makespan <= env.reference_makespan
 
 
 class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
@@ -104,8 +121,12 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
     """
 
+    #: The operation scheduled by the last step (render highlight), not state.
+    transient_attributes = ("_last_op",)
+
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
+    @checked_init
     def __init__(
         self,
         instance: str | Path | JSSPInstance = DEFAULT_INSTANCE,
@@ -126,7 +147,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             self.instance = random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])
             max_p = g["high"]
         else:
-            self.instance = load_jssp_instance(instance)
+            self.instance = INSTANCE_KIND.load(instance, load_jssp_instance)
             max_p = max(99, max(max(r) for r in self.instance.durations))
         inst = self.instance
         super().__init__(
@@ -159,7 +180,8 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     def _use_instance(self, inst: JSSPInstance) -> None:
         self.instance = inst
         self.schedule = JobShopSchedule(inst)
-        self.reference_makespan, self.reference_kind = inst.reference
+        self.reference_makespan, self.reference_kind = _reference(inst)
+        self.best_known, self.best_known_kind = _best_known(inst)
         proc = inst.durations_array().astype(np.float32)
         proc.flags.writeable = False
         self._obs_proc = proc
@@ -175,7 +197,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
 
     def _load_instance(self, spec: Any) -> JSSPInstance:
-        return load_jssp_instance(spec)
+        return INSTANCE_KIND.load(spec, load_jssp_instance)
 
     def _draw_instance(self) -> JSSPInstance:
         g = self._generator
@@ -188,14 +210,15 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         self._last_op = None
 
     def _build_graph(self) -> nx.DiGraph:
-        """Each job completed -> all jobs completed within the reference makespan.
+        """One sub-goal per job: completeness is the share of jobs completed, so a complete
+        schedule has completeness 1 however long it is (its quality is ``optimality``).
 
         The evaluators read the env they are given, so one graph serves every episode
         (it depends on the number of jobs only); GraphEvaluator keeps the passes.
         """
         if self._graph is None:
-            jobs = (_job_done_evaluator(j) for j in range(self.instance.n_jobs))
-            self._graph = goal_graph(_within_reference, jobs)
+            self._graph = nx.DiGraph()
+            self._graph.add_nodes_from(_job_done_evaluator(j) for j in range(self.instance.n_jobs))
         return self._graph
 
     def _get_obs(self) -> dict[str, np.ndarray]:
@@ -236,6 +259,10 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             "reference_makespan": self.reference_makespan,
             "reference_kind": self.reference_kind,
             "gap": (mk - self.reference_makespan) / self.reference_makespan if self.reference_makespan else 0.0,
+            "best_known": self.best_known,
+            "best_known_kind": self.best_known_kind,
+            "literature_lower_bound": self.instance.lower_bound,
+            "gap_to_best_known": (mk - self.best_known) / self.best_known if self.best_known else None,
         }
         solution = {"sequence": s.sequences(), "makespan": mk, "schedule": s.operations()}
         return metrics, solution
@@ -250,6 +277,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             "lower_bound": s.lb_makespan,
             "reference": self.reference_makespan,
             "reference_kind": self.reference_kind,
+            "best_known": self.best_known,
             "scheduled": self._last_op,
         }
 
@@ -296,7 +324,8 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             if len(action) != 2:
                 return None
             head = action[0]
-            if (type(head) is not int and not isinstance(head, np.integer)) or head != self._dispatch_index:
+            # exactly what OneOf.contains accepts as an index: int or np.int64
+            if (type(head) is not int and type(head) is not np.int64) or head != self._dispatch_index:
                 return None
             args = action[1]
             if type(args) is not dict or len(args) != 1:
@@ -310,7 +339,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         else:
             return None
         job = args.get("job")
-        if type(job) is not int and not isinstance(job, np.integer):
+        if type(job) is not int and not isinstance(job, np.signedinteger):
             return None
         job = int(job)
         s = self.schedule
@@ -431,17 +460,46 @@ def _nice_step(raw: float) -> int:
     return int(10 * base)
 
 
+def _reference(inst: JSSPInstance) -> tuple[int, str]:
+    """The makespan agents are scored against, and its kind.
+
+    A shipped instance's stored plan (kind ``"optimum"`` if proven optimal, ``"best_known"`` if
+    it equals the literature's best known makespan, else ``"plan"``), so the reference is always
+    reached by a schedule the oracle policy submits; other instances fall back to their own
+    bounds (``"optimum"``, ``"upper_bound"`` or ``"lower_bound"``).
+    """
+    plan = reference_plan(inst)
+    if plan is not None:
+        return plan.makespan, plan.kind(inst)
+    return inst.reference
+
+
+def _best_known(inst: JSSPInstance) -> tuple[int | None, str | None]:
+    """The literature's best makespan: the proven optimum, else the best known upper bound."""
+    if inst.optimum is not None:
+        return inst.optimum, "optimum"
+    if inst.upper_bound is not None:
+        return inst.upper_bound, "upper_bound"
+    return None, None
+
+
 def _generator_options(generator: Any) -> dict[str, int] | None:
     if generator is None:
         return None
     if isinstance(generator, dict):
-        unknown = set(generator) - {"n_jobs", "n_machines", "low", "high"}
-        if unknown:
-            raise ValueError(f"unknown generator options {sorted(unknown)}")
+        check_option_keys("generator option", generator, GENERATOR_KEYS)
+        missing = [k for k in ("n_jobs", "n_machines") if k not in generator]
+        if missing:
+            raise ValueError(f"generator needs {' and '.join(missing)} (keys: {', '.join(GENERATOR_KEYS)})")
         opts = {"low": 1, "high": 99, **generator}
-    else:
+    elif isinstance(generator, (tuple, list)) and len(generator) == 2:
         n_jobs, n_machines = generator
         opts = {"n_jobs": n_jobs, "n_machines": n_machines, "low": 1, "high": 99}
+    else:
+        raise TypeError(
+            'generator must be (n_jobs, n_machines) or a dict like {"n_jobs": 6, "n_machines": 6} '
+            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
+        )
     opts = {k: int(v) for k, v in opts.items()}
     if opts["n_jobs"] < 1 or opts["n_machines"] < 1 or not 0 <= opts["low"] <= opts["high"]:
         raise ValueError(f"invalid generator options {opts}")
@@ -464,7 +522,7 @@ def _constraint_satisfaction(instance: JSSPInstance, start: list[list[int]]) -> 
                 ok += start[j][k - 1] >= 0 and start[j][k - 1] + drow[k - 1] <= t
     for ivs in per_machine:
         ivs.sort()
-        for (a0, a1), (b0, _) in zip(ivs, ivs[1:]):
+        for (_a0, a1), (b0, _) in zip(ivs, ivs[1:]):
             total += 1
             ok += a1 <= b0
     return ok / total if total else 1.0

@@ -1,0 +1,243 @@
+"""Stored reference plans: every shipped instance has one, its makespan is checked
+independently, and OraclePolicy submits it (no solver) to score exactly 1."""
+
+from collections import deque
+
+import gymnasium as gym
+import pytest
+
+from crab_gym.baselines.dispatching import RULES, run_rule
+from crab_gym.baselines.oracle_policy import OraclePolicy
+from crab_gym.datasets.jssp import build_plans, list_jssp_instances, load_jssp_instance, oracle, random_instance
+from crab_gym.datasets.jssp.model import JSSPInstance
+from crab_gym.datasets.jssp.plans import plan_makespan, reference_plan, sequence_from_starts, stored_plans
+from crab_gym.envs.realm.jssp_schedule import JobShopSchedule
+from crab_gym.envs.realm.p11_jssp import JobShopEnv
+
+from .helpers import ENV_ID, check_feasible, ensure_registered
+
+ensure_registered()
+
+NAMES = list_jssp_instances()
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def no_solver(monkeypatch):
+    """Any CP-SAT call fails the test: shipped instances must not need one."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the CP-SAT oracle was called")
+
+    from ortools.sat.python import cp_model
+
+    import crab_gym.datasets.jssp as jssp
+
+    monkeypatch.setattr(oracle, "solve_jssp", refuse)
+    monkeypatch.setattr(jssp, "solve_jssp", refuse)
+    monkeypatch.setattr(build_plans, "solve_jssp", refuse)
+    monkeypatch.setattr(cp_model, "CpSolver", refuse)
+
+
+def longest_path_starts(inst: JSSPInstance, sequence) -> dict:
+    """Earliest starts of a plan by a longest-path pass over its disjunctive graph (job chains
+    plus the plan's machine orders), in Kahn's topological order; fails on a cycle."""
+    occurrence = {}
+    for j in range(inst.n_jobs):
+        for k in range(inst.n_ops):
+            occurrence.setdefault((j, inst.machines[j][k]), []).append(k)
+    succ = {(j, k): [] for j in range(inst.n_jobs) for k in range(inst.n_ops)}
+    indeg = dict.fromkeys(succ, 0)
+    for j in range(inst.n_jobs):
+        for k in range(1, inst.n_ops):
+            succ[(j, k - 1)].append((j, k))
+            indeg[(j, k)] += 1
+    for mc, row in enumerate(sequence):
+        used: dict[int, int] = {}
+        prev = None
+        for j in row:
+            op = (j, occurrence[(j, mc)][used.get(j, 0)])
+            used[j] = used.get(j, 0) + 1
+            if prev is not None:
+                succ[prev].append(op)
+                indeg[op] += 1
+            prev = op
+    start = dict.fromkeys(succ, 0)
+    queue = deque(op for op, d in indeg.items() if d == 0)
+    seen = 0
+    while queue:
+        op = queue.popleft()
+        seen += 1
+        end = start[op] + inst.durations[op[0]][op[1]]
+        for nxt in succ[op]:
+            start[nxt] = max(start[nxt], end)
+            indeg[nxt] -= 1
+            if indeg[nxt] == 0:
+                queue.append(nxt)
+    assert seen == len(succ), "the plan's disjunctive graph has a cycle"
+    return start
+
+
+def test_every_shipped_instance_has_a_plan_with_its_provenance():
+    plans = stored_plans()
+    assert list(plans) == NAMES  # all 162, in library order
+    for name, plan in plans.items():
+        inst = load_jssp_instance(name)
+        assert reference_plan(inst) is plan and plan.fingerprint == inst.fingerprint()
+        assert plan.status in ("OPTIMAL", "FEASIBLE")
+        assert plan.num_workers == 1 and plan.time_limit in (10.0, 15.0)
+        assert plan.solver.startswith("ortools-cp-sat ")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plan_makespan_is_checked_three_ways_and_bounded_by_the_literature(name):
+    inst = load_jssp_instance(name)
+    plan = reference_plan(inst)
+    seq = [list(r) for r in plan.sequence]
+    # 1. independent longest-path computation
+    starts = longest_path_starts(inst, seq)
+    check_feasible(inst.durations, inst.machines, starts)
+    independent = max(starts[(j, inst.n_ops - 1)] + inst.durations[j][-1] for j in range(inst.n_jobs))
+    # 2. the env's schedule engine, as submit_plan runs it
+    schedule = JobShopSchedule(inst)
+    reason, order = schedule.check_plan(seq)
+    assert reason is None, reason
+    schedule.apply_plan(order)
+    assert schedule.complete
+    assert schedule.start == [[starts[(j, k)] for k in range(inst.n_ops)] for j in range(inst.n_jobs)]
+    # 3. the package's own replay
+    assert independent == schedule.makespan == plan_makespan(inst, seq) == plan.makespan
+    # never below any proven bound (a sanity check on the plan and on the literature)
+    literature_lb = inst.optimum if inst.optimum is not None else inst.lower_bound
+    assert plan.makespan >= max(literature_lb, inst.trivial_lower_bound(), plan.solver_bound)
+    if plan.status == "OPTIMAL":
+        assert plan.makespan == plan.solver_bound
+        if inst.optimum is not None:
+            assert plan.makespan == inst.optimum
+        if inst.upper_bound is not None:
+            assert plan.makespan <= inst.upper_bound
+
+
+def test_oracle_policy_scores_exactly_one_on_every_shipped_instance_without_a_solver(no_solver):
+    kinds = {}
+    for name in NAMES:
+        env = JobShopEnv(name)
+        policy = OraclePolicy(env)
+        obs, info = env.reset(seed=0)
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        assert info["valid"] and terminated, (name, info["error"])
+        m = info["metrics"]
+        plan = reference_plan(env.instance)
+        assert m["optimality"] == 1.0, name
+        assert m["makespan"] == m["reference_makespan"] == plan.makespan, name
+        assert m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
+        assert info["completeness"] == 1.0
+        assert reward == pytest.approx(1.0)
+        inst = env.instance
+        best = inst.optimum if inst.optimum is not None else inst.upper_bound
+        assert m["best_known"] == info["best_known"] == best
+        assert m["gap_to_best_known"] == pytest.approx(plan.makespan / best - 1)
+        expected = (
+            "optimum" if plan.makespan == inst.optimum or plan.status == "OPTIMAL"
+            else "best_known" if plan.makespan == inst.upper_bound
+            else "plan"
+        )
+        assert m["reference_kind"] == info["reference_kind"] == expected, name
+        kinds[expected] = kinds.get(expected, 0) + 1
+    assert sum(kinds.values()) == 162
+
+
+def test_an_agent_is_scored_against_the_plan_and_compared_to_the_literature():
+    env = JobShopEnv("ta01")
+    info = run_rule(env, RULES["MWKR"])
+    m = info["metrics"]
+    ref = reference_plan(env.instance).makespan
+    assert m["makespan"] == 1562
+    assert m["reference_makespan"] == ref and m["optimality"] == pytest.approx(ref / 1562)
+    assert m["best_known"] == 1231 and m["best_known_kind"] == "optimum"
+    assert m["literature_lower_bound"] == 1231
+    assert m["gap_to_best_known"] == pytest.approx(1562 / 1231 - 1)
+
+
+def test_ft06_reference_is_the_optimum():
+    env = gym.make(ENV_ID, instance="ft06")
+    _, info = env.reset()
+    assert info["reference"] == 55 and info["reference_kind"] == "optimum" and info["best_known"] == 55
+
+
+def test_edited_data_gets_no_stored_plan():
+    inst = load_jssp_instance("ft06")
+    durations = [list(r) for r in inst.durations]
+    durations[0][0] += 1
+    edited = JSSPInstance(durations=durations, machines=inst.machines, name="ft06")
+    assert reference_plan(edited) is None
+    renamed = JSSPInstance(durations=inst.durations, machines=inst.machines, name="mine")
+    assert reference_plan(renamed) is reference_plan(inst)
+
+
+def test_generated_instances_are_solved_visibly(capsys):
+    env = JobShopEnv(generator=(4, 3))
+    obs, info = env.reset(seed=3)
+    policy = OraclePolicy(env, jssp_time_limit=2.0, jssp_workers=1)
+    obs, reward, terminated, _, info = env.step(policy(obs, info))
+    assert info["valid"] and terminated
+    err = capsys.readouterr().err
+    assert "has no stored plan; solving with CP-SAT for up to 2 s on 1 worker(s)" in err
+    assert "CP-SAT OPTIMAL" in err
+    # the reference of a generated instance is a lower bound, so optimality is at most 1
+    assert info["metrics"]["best_known"] is None and info["metrics"]["gap_to_best_known"] is None
+    assert 0 < info["metrics"]["optimality"] <= 1.0
+    quiet = OraclePolicy(env, jssp_time_limit=2.0, jssp_workers=1, verbose=False)
+    env.reset(seed=3)
+    quiet(obs, info)
+    assert capsys.readouterr().err == ""
+
+
+def test_sequence_from_starts_keeps_zero_length_operations_in_job_order():
+    # job 0: M0 (0 long) then M1 (0 long), job 1: M1 (0 long) then M0 (0 long); all start at 0
+    zeros = JSSPInstance(durations=[[0, 0], [0, 0]], machines=[[0, 1], [1, 0]], name="zeros")
+    seq = sequence_from_starts(zeros, [[0, 0], [0, 0]])
+    assert seq == [[0, 1], [0, 1]] and plan_makespan(zeros, seq) == 0
+    with pytest.raises(ValueError, match="deadlocks"):
+        plan_makespan(zeros, [[1, 0], [0, 1]])  # each machine waits for the other's second op
+    # a zero-length operation goes before a positive one starting at the same time
+    mixed = JSSPInstance(durations=[[0, 3], [2, 0]], machines=[[0, 1], [0, 1]], name="mixed")
+    seq = sequence_from_starts(mixed, [[2, 2], [0, 5]])
+    assert seq == [[1, 0], [0, 1]] and plan_makespan(mixed, seq) == 5
+    with pytest.raises(ValueError, match="machine 0"):
+        plan_makespan(mixed, [[0], [0, 1]])
+
+
+def test_build_script_is_resumable(tmp_path, monkeypatch):
+    out = tmp_path / "plans.json.gz"
+    plans = build_plans.build(out, names=["ft06"], small_limit=2.0)
+    assert plans["ft06"]["makespan"] == 55 and plans["ft06"]["status"] == "OPTIMAL"
+    assert plans["ft06"]["time_limit"] == 2.0 and plans["ft06"]["num_workers"] == 1
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("solved again")
+
+    monkeypatch.setattr(build_plans, "solve_jssp", refuse)
+    again = build_plans.build(out, names=["ft06"], small_limit=2.0)  # read back, not solved
+    assert again == plans
+
+
+def test_instance_swap_updates_the_reference():
+    env = JobShopEnv("la01")
+    env.reset()
+    assert env.reference_makespan == 666
+    env.reset(options={"instance": "la02"})
+    assert env.reference_makespan == reference_plan(load_jssp_instance("la02")).makespan == 655
+    assert env.best_known == 655
+
+
+def test_generated_instance_keeps_a_lower_bound_reference():
+    inst = random_instance(5, 4, 7)
+    env = JobShopEnv(inst)
+    env.reset()
+    assert reference_plan(inst) is None
+    assert (env.reference_makespan, env.reference_kind) == (inst.trivial_lower_bound(), "lower_bound")
