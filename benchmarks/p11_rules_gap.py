@@ -14,14 +14,14 @@ import argparse
 import gymnasium as gym
 
 import crab_gym  # noqa: F401  (registers Realm-P11-v0)
-from crab_gym.baselines.dispatching import RULES, run_rule
+from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 
 ENV_ID = "Realm-P11-v0"
 
 
 def ensure_registered() -> None:
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.p11_jssp:JobShopEnv")
+        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.jobshop.env:JobShopEnv")
 
 
 def main() -> None:

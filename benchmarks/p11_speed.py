@@ -29,7 +29,7 @@ ENV_ID = "Realm-P11-v0"
 
 def ensure_registered() -> None:
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.p11_jssp:JobShopEnv")
+        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.jobshop.env:JobShopEnv")
 
 
 def measure(

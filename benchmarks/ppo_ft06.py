@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import crab_gym  # noqa: E402,F401  (registers the ids)
-from crab_gym.baselines.dispatching import RULES, run_rule  # noqa: E402
+from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule  # noqa: E402
 
 OPTIMUM = 55
 

@@ -39,11 +39,11 @@ MISTAKES = {
     ),
     "unknown P1 instance": (
         ["--env", "Realm-P1-v0", "--env-kwargs", '{"instance": "p1_smal_00"}'],
-        ["cannot make Realm-P1-v0", "p1_smal_00", "did you mean 'p1_small_00'", "shipped_p1_names()"],
+        ["cannot make Realm-P1-v0", "p1_smal_00", "did you mean 'p1_small_00'", "list_instances('P1')"],
     ),
     "missing instance path": (
         ["--env", "Realm-P3-v0", "--env-kwargs", '{"instance": "/nonexistent/city.json"}'],
-        ["/nonexistent/city.json", "no such file", "shipped_p3_names()"],
+        ["/nonexistent/city.json", "no such file", "list_instances('P3')"],
     ),
     "misspelled env keyword": (
         ["--env", "Realm-P2-v0", "--env-kwargs", '{"instanse": "p2_small_00"}'],

@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 import crab_gym  # noqa: F401
-from crab_gym.datasets.errors import InstanceFormatError
+from crab_gym.envs.realm.common.errors import InstanceFormatError
 
 REALM_IDS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
 
@@ -74,9 +74,11 @@ def test_instance_of_a_wrong_type_says_what_instance_accepts(env_id):
     assert message.startswith("instance must be a shipped ")
     assert "got int 42" in message and "a path to " in message
     # a few names, and a real call that lists them all
-    few, count, call = re.search(r"instance name \(([^;]+), \.\.\.; all (\d+): ([\w.]+)\(\)\)", message).groups()
+    few, count, call, problem = re.search(
+        r"instance name \(([^;]+), \.\.\.; all (\d+): ([\w.]+)\('(P\d+)'\)\)", message
+    ).groups()
     module, func = call.rsplit(".", 1)
-    names = getattr(importlib.import_module(module), func)()
+    names = getattr(importlib.import_module(module), func)(problem)
     assert len(names) == int(count) > 0
     assert set(few.split(", ")) <= set(names)
     # the same check guards reset(options={"instance": ...})
@@ -92,7 +94,7 @@ def test_unknown_instance_name_suggests_the_nearest_shipped_one(env_id):
         gym.make(env_id, instance=wrong)
     message = err.value.args[0] if isinstance(err.value, KeyError) else str(err.value)
     assert wrong in message and f"did you mean {right!r}" in message
-    assert "list every name with crab_gym.datasets." in message
+    assert "list every name with crab_gym.datasets.list_instances(" in message
 
 
 @pytest.mark.parametrize("env_id", REALM_IDS)

@@ -58,7 +58,7 @@ class OraclePolicy:
 
     def plan_arguments(self, base: Any) -> dict[str, Any]:
         """The ``submit_plan`` arguments of the reference plan for ``base``'s instance."""
-        from crab_gym.envs.realm.p11_jssp import JobShopEnv
+        from crab_gym.envs.realm.jobshop.env import JobShopEnv
 
         if isinstance(base, JobShopEnv):
             return {"sequence": self._jssp_sequence(base)}
@@ -78,8 +78,8 @@ class OraclePolicy:
 
     def _jssp_sequence(self, base: Any) -> list[list[int]]:
         """The stored plan of a shipped instance; otherwise CP-SAT's best schedule."""
-        from crab_gym.datasets.jssp import oracle
-        from crab_gym.datasets.jssp.plans import reference_plan, sequence_from_starts
+        from crab_gym.envs.realm.jobshop import oracle
+        from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts
 
         inst = base.instance
         plan = reference_plan(inst)

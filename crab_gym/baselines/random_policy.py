@@ -21,6 +21,12 @@ class RandomPolicy:
         self.rng = np.random.default_rng(seed)
         self.env.action_space.seed(seed)
 
+    def seed(self, seed: int | None) -> None:
+        """Restart the action draws from ``seed`` (a benchmark calls it with each episode's
+        seed, so that episodes differ and each one replays exactly)."""
+        self.rng = np.random.default_rng(seed)
+        self.env.action_space.seed(seed)
+
     def reset(self, env: gym.Env | None = None) -> None:
         """Nothing to forget between episodes (the generator keeps running)."""
 

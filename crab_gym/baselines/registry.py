@@ -71,10 +71,10 @@ def _entry_point(env_id: str) -> str:
 
 def policy_specs() -> dict[str, PolicySpec]:
     """Every named policy, with the envs it fits."""
-    from crab_gym.baselines.dispatching import RULES
-    from crab_gym.baselines.heuristics_p1_p2 import EarliestStartPolicy, InsertionTourPolicy
-    from crab_gym.baselines.heuristics_p3_p4 import greedy_action
     from crab_gym.baselines.oracle_policy import OraclePolicy
+    from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy, InsertionTourPolicy
+    from crab_gym.envs.realm.jobshop.heuristics import RULES
+    from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
 
     specs = [
         PolicySpec("random", lambda env: RandomPolicy(env, seed=0), None,

@@ -338,6 +338,8 @@ class Benchmark:
         obs, info = env.reset(seed=tally.seed)
         if hasattr(policy, "reset"):
             policy.reset(env)
+        if hasattr(policy, "seed"):  # a stochastic policy draws its own stream per episode seed
+            policy.seed(tally.seed)
         terminated = truncated = False
         while not (terminated or truncated):
             obs, reward, terminated, truncated, info = env.step(policy(obs, info))

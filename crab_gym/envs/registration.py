@@ -25,11 +25,11 @@ class EnvSpecEntry:
 
 #: Every env id crab_gym provides.
 ENV_SPECS: tuple[EnvSpecEntry, ...] = (
-    EnvSpecEntry("Realm-P1-v0", "crab_gym.envs.realm.p1_campus_tour:CampusTourEnv"),
-    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.p2_group_tours:GroupToursEnv"),
-    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.p3_ridesharing:RideSharingEnv"),
-    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.p4_disruptions:RideSharingDisruptionEnv"),
-    EnvSpecEntry("Realm-P11-v0", "crab_gym.envs.realm.p11_jssp:JobShopEnv"),
+    EnvSpecEntry("Realm-P1-v0", "crab_gym.envs.realm.campus_tour.env:CampusTourEnv"),
+    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv"),
+    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv"),
+    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv"),
+    EnvSpecEntry("Realm-P11-v0", "crab_gym.envs.realm.jobshop.env:JobShopEnv"),
     EnvSpecEntry(
         "CrabDesktop-v0",
         "crab_gym.envs.desktop.env:CrabDesktopEnv",

@@ -23,7 +23,7 @@ when it happens, as with the instance's own schedule.
 
 Typed disruptions: each is validated against the instance when given (or drawn), through
 the env's ``parse_disruption`` if it has one, else the P4 models of
-:mod:`crab_gym.datasets.realm.p4`; an invalid one (an unknown route or place, a negative
+:mod:`crab_gym.envs.realm.ridesharing.disruptions`; an invalid one (an unknown route or place, a negative
 duration, an unknown type) raises :class:`InvalidDisruptionError` naming its index.
 
 Determinism: ``reset(seed=s)`` draws the random disruptions from ``(seed, s)``; an unseeded
@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from crab_gym.wrappers._jsonable import to_jsonable
 
 try:  # the typed P4 models are the default validator; other envs bring their own
-    from crab_gym.datasets.realm.p4 import DISRUPTION_TYPES, InvalidDisruptionError
+    from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_TYPES, InvalidDisruptionError
 except ImportError:  # pragma: no cover - P4 is part of the package
     DISRUPTION_TYPES = ("traffic_delay", "road_closure", "accident", "construction")
 
@@ -262,7 +262,7 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             parse = getattr(base, "parse_disruption", None)
             if callable(parse):
                 return parse(disruption)
-            from crab_gym.datasets.realm.p4 import parse_disruption
+            from crab_gym.envs.realm.ridesharing.disruptions import parse_disruption
 
             return parse_disruption(disruption, getattr(base, "instance", None))
         except InvalidDisruptionError as exc:

@@ -103,7 +103,7 @@ def test_valid_optimal_plan_on_realm_p11_ft06():
         env = gym.make("Realm-P11-v0")
     except (ImportError, gym.error.Error) as exc:  # pragma: no cover - built in parallel
         pytest.skip(f"Realm-P11-v0 not available: {exc}")
-    from crab_gym.datasets.jssp.oracle import solve_jssp
+    from crab_gym.envs.realm.jobshop.oracle import solve_jssp
 
     instance = env.unwrapped.instance
     assert instance.name == "ft06"

@@ -22,10 +22,10 @@ import pytest
 import crab_gym  # noqa: F401  (registers the env ids)
 from crab_gym.datasets import InstanceFormatError, RealmRepairWarning, load_realm_instance
 from crab_gym.datasets.jssp import list_jssp_instances, load_jssp_instance
-from crab_gym.datasets.realm.p1 import generate_p1, load_p1, shipped_p1_names
-from crab_gym.datasets.realm.p2 import generate_p2, load_p2, shipped_p2_names
-from crab_gym.datasets.realm.p3 import generate_p3, load_p3, shipped_p3_names
-from crab_gym.datasets.realm.p4 import generate_p4, load_p4, shipped_p4_names
+from crab_gym.envs.realm.campus_tour.model import generate_p1, load_p1, shipped_p1_names
+from crab_gym.envs.realm.group_tours.model import generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.ridesharing.disruptions import generate_p4, load_p4, shipped_p4_names
+from crab_gym.envs.realm.ridesharing.model import generate_p3, load_p3, shipped_p3_names
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ def ensure_registered() -> None:
     import crab_gym  # noqa: F401  (registers the suite's ids when the lead has added P11)
 
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.p11_jssp:JobShopEnv")
+        gym.register(id=ENV_ID, entry_point="crab_gym.envs.realm.jobshop.env:JobShopEnv")
 
 
 def semi_active_makespan(durations, machines, sequence) -> tuple[int, dict]:

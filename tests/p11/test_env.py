@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.baselines.dispatching import RULES, run_rule
 from crab_gym.datasets.jssp import load_jssp_instance, random_instance, solve_jssp, write_taillard
-from crab_gym.datasets.jssp.plans import reference_plan
-from crab_gym.envs.realm.jssp_schedule import replay_order
-from crab_gym.envs.realm.p11_jssp import JobShopEnv
+from crab_gym.envs.realm.jobshop.env import JobShopEnv
+from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
+from crab_gym.envs.realm.jobshop.references import reference_plan
+from crab_gym.envs.realm.jobshop.sim import replay_order
 
 from .helpers import ENV_ID, check_feasible, ensure_registered, semi_active_makespan
 

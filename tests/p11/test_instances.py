@@ -12,7 +12,7 @@ from crab_gym.datasets.jssp import (
     random_instance,
     taillard_benchmark,
 )
-from crab_gym.datasets.jssp.generator import taillard_next, taillard_unif
+from crab_gym.envs.realm.jobshop.generator import taillard_next, taillard_unif
 
 
 def test_library_holds_the_classic_families():
@@ -110,7 +110,7 @@ def test_random_instances_are_seeded_and_rebuildable():
 
 
 def test_instance_model_rejects_bad_data():
-    from crab_gym.datasets.errors import InstanceFormatError
+    from crab_gym.envs.realm.common.errors import InstanceFormatError
 
     with pytest.raises(InstanceFormatError, match=r"durations\[0\]\[1\]"):
         JSSPInstance(durations=[[1, -2]], machines=[[0, 1]])

@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from crab_gym.datasets.jssp import load_jssp_instance, random_instance, solve_jssp
-from crab_gym.datasets.jssp.oracle import OracleResult, with_oracle_bounds
+from crab_gym.envs.realm.jobshop.oracle import OracleResult, with_oracle_bounds
 
 from .helpers import check_feasible, semi_active_makespan
 

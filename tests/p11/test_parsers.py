@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crab_gym.datasets.errors import InstanceFormatError
 from crab_gym.datasets.jssp import (
     JSSPInstance,
     load_jssp_instance,
@@ -15,6 +14,7 @@ from crab_gym.datasets.jssp import (
     write_standard,
     write_taillard,
 )
+from crab_gym.envs.realm.common.errors import InstanceFormatError
 
 
 @pytest.mark.parametrize("name", ["ft06", "la01", "orb07", "ta01", "swv11"])

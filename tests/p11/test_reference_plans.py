@@ -6,13 +6,14 @@ from collections import deque
 import gymnasium as gym
 import pytest
 
-from crab_gym.baselines.dispatching import RULES, run_rule
 from crab_gym.baselines.oracle_policy import OraclePolicy
-from crab_gym.datasets.jssp import build_plans, list_jssp_instances, load_jssp_instance, oracle, random_instance
-from crab_gym.datasets.jssp.model import JSSPInstance
-from crab_gym.datasets.jssp.plans import plan_makespan, reference_plan, sequence_from_starts, stored_plans
-from crab_gym.envs.realm.jssp_schedule import JobShopSchedule
-from crab_gym.envs.realm.p11_jssp import JobShopEnv
+from crab_gym.envs.realm.jobshop import build as build_plans
+from crab_gym.envs.realm.jobshop import list_jssp_instances, load_jssp_instance, oracle, random_instance
+from crab_gym.envs.realm.jobshop.env import JobShopEnv
+from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
+from crab_gym.envs.realm.jobshop.references import plan_makespan, reference_plan, sequence_from_starts, stored_plans
+from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 from .helpers import ENV_ID, check_feasible, ensure_registered
 
@@ -35,7 +36,7 @@ def no_solver(monkeypatch):
 
     from ortools.sat.python import cp_model
 
-    import crab_gym.datasets.jssp as jssp
+    import crab_gym.envs.realm.jobshop as jssp
 
     monkeypatch.setattr(oracle, "solve_jssp", refuse)
     monkeypatch.setattr(jssp, "solve_jssp", refuse)

@@ -3,7 +3,7 @@
 import pytest
 
 from crab_gym.datasets.jssp import JSSPInstance, load_jssp_instance, solve_jssp
-from crab_gym.envs.realm.jssp_schedule import JobShopSchedule, replay_order
+from crab_gym.envs.realm.jobshop.sim import JobShopSchedule, replay_order
 
 
 def test_dispatch_fills_an_idle_gap():

@@ -11,9 +11,9 @@ def ensure_registered() -> None:
     import crab_gym  # noqa: F401  (registers the suite's ids)
 
     if P1_ID not in gym.registry:
-        gym.register(id=P1_ID, entry_point="crab_gym.envs.realm.p1_campus_tour:CampusTourEnv")
+        gym.register(id=P1_ID, entry_point="crab_gym.envs.realm.campus_tour.env:CampusTourEnv")
     if P2_ID not in gym.registry:
-        gym.register(id=P2_ID, entry_point="crab_gym.envs.realm.p2_group_tours:GroupToursEnv")
+        gym.register(id=P2_ID, entry_point="crab_gym.envs.realm.group_tours.env:GroupToursEnv")
 
 
 def run_policy(env, policy, seed=0, max_steps=500):

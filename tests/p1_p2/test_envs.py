@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.baselines.heuristics_p1_p2 import EarliestStartPolicy, InsertionTourPolicy
-from crab_gym.baselines.oracles.p1_p2_references import shipped_references
-from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1
-from crab_gym.baselines.oracles.p2_tours import brute_force_p2
-from crab_gym.datasets.realm.p1 import load_p1
-from crab_gym.envs.realm.p1_checker import check_p1
-from crab_gym.envs.realm.p2_checker import check_p2
+from crab_gym.envs.realm.campus_tour.checker import check_p1
+from crab_gym.envs.realm.campus_tour.model import load_p1
+from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
+from crab_gym.envs.realm.group_tours.checker import check_p2
+from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy, InsertionTourPolicy
+from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
+from crab_gym.envs.realm.group_tours.references import shipped_references
 
 from .helpers import P1_ID, P2_ID, ensure_registered, run_policy
 

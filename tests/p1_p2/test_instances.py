@@ -5,16 +5,16 @@ import json
 
 import pytest
 
-from crab_gym.baselines.oracles.p1_p2_references import shipped_references
-from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1
-from crab_gym.baselines.oracles.p2_tours import brute_force_p2
-from crab_gym.datasets.realm.build_p1_p2 import COUNTS
-from crab_gym.datasets.realm.p1 import INSTANCE_DIR as P1_DIR
-from crab_gym.datasets.realm.p1 import P1Instance, generate_p1, load_p1, shipped_p1_names
-from crab_gym.datasets.realm.p2 import INSTANCE_DIR as P2_DIR
-from crab_gym.datasets.realm.p2 import P2Instance, generate_p2, load_p2, shipped_p2_names
-from crab_gym.envs.realm.p1_checker import check_p1
-from crab_gym.envs.realm.p2_checker import check_p2
+from crab_gym.envs.realm.campus_tour.checker import check_p1
+from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR as P1_DIR
+from crab_gym.envs.realm.campus_tour.model import P1Instance, generate_p1, load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
+from crab_gym.envs.realm.group_tours.build import COUNTS
+from crab_gym.envs.realm.group_tours.checker import check_p2
+from crab_gym.envs.realm.group_tours.model import INSTANCE_DIR as P2_DIR
+from crab_gym.envs.realm.group_tours.model import P2Instance, generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
+from crab_gym.envs.realm.group_tours.references import shipped_references
 
 SHIPPED = [("p1", n) for n in shipped_p1_names()] + [("p2", n) for n in shipped_p2_names()]
 

@@ -2,13 +2,13 @@
 
 import pytest
 
-from crab_gym.baselines.oracles import p1_p2_references as refs
-from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1, certify_p1, solve_p1
-from crab_gym.baselines.oracles.p2_tours import brute_force_p2, grid_step, solve_p2
-from crab_gym.datasets.realm.p1 import generate_p1, load_p1
-from crab_gym.datasets.realm.p2 import P2Group, generate_p2, load_p2
-from crab_gym.envs.realm.p1_checker import check_p1
-from crab_gym.envs.realm.p2_checker import check_p2
+from crab_gym.envs.realm.campus_tour.checker import check_p1
+from crab_gym.envs.realm.campus_tour.model import generate_p1, load_p1
+from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1, certify_p1, solve_p1
+from crab_gym.envs.realm.group_tours import references as refs
+from crab_gym.envs.realm.group_tours.checker import check_p2
+from crab_gym.envs.realm.group_tours.model import P2Group, generate_p2, load_p2
+from crab_gym.envs.realm.group_tours.oracle import brute_force_p2, grid_step, solve_p2
 
 # P1 instances with at most 8 locations (entrance included): shipped smalls and fresh draws
 P1_SMALL = ["p1_small_05", "p1_small_06"] + [("small", s) for s in (201, 202, 203)]
@@ -80,7 +80,7 @@ def test_p2_cpsat_matches_brute_force(which):
 
 
 def test_p2_interval_fallback_agrees_with_the_time_indexed_model(monkeypatch):
-    import crab_gym.baselines.oracles.p2_tours as p2t
+    import crab_gym.envs.realm.group_tours.oracle as p2t
 
     inst = load_p2("p2_small_02")
     monkeypatch.setattr(p2t, "MAX_GRID_VARS", 0)
@@ -108,8 +108,8 @@ def test_shipped_references_never_call_a_solver(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("solver called")
 
-    monkeypatch.setattr("crab_gym.baselines.oracles.p1_tsptw.solve_p1", boom)
-    monkeypatch.setattr("crab_gym.baselines.oracles.p2_tours.solve_p2", boom)
+    monkeypatch.setattr("crab_gym.envs.realm.campus_tour.oracle.solve_p1", boom)
+    monkeypatch.setattr("crab_gym.envs.realm.group_tours.oracle.solve_p2", boom)
     assert refs.reference_p1(load_p1("p1_large_03"))["source"] == "shipped"
     assert refs.reference_p2(load_p2("p2_large_03"))["source"] == "shipped"
 

@@ -7,11 +7,11 @@ import warnings
 import gymnasium as gym
 import pytest
 
-from crab_gym.baselines.oracles.p1_tsptw import brute_force_p1
-from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
-from crab_gym.datasets.realm.p1 import from_upstream_p1, load_p1
-from crab_gym.datasets.realm.p2 import from_upstream_p2, load_p2
-from crab_gym.datasets.realm.upstream import load_realm_instance
+from crab_gym.datasets import load_realm_instance
+from crab_gym.envs.realm.campus_tour.model import from_upstream_p1, load_p1
+from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
+from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.envs.realm.group_tours.model import from_upstream_p2, load_p2
 
 from .helpers import P1_ID, P2_ID, ensure_registered
 

@@ -12,7 +12,7 @@ import math
 
 import networkx as nx
 
-from crab_gym.datasets.realm.p3 import P3Instance
+from crab_gym.envs.realm.ridesharing.model import P3Instance
 
 
 def _orders(requests: tuple[int, ...]):

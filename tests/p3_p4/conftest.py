@@ -6,8 +6,8 @@ import gymnasium as gym
 import pytest
 
 ENTRY_POINTS = {
-    "Realm-P3-v0": "crab_gym.envs.realm.p3_ridesharing:RideSharingEnv",
-    "Realm-P4-v0": "crab_gym.envs.realm.p4_disruptions:RideSharingDisruptionEnv",
+    "Realm-P3-v0": "crab_gym.envs.realm.ridesharing.env:RideSharingEnv",
+    "Realm-P4-v0": "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv",
 }
 
 

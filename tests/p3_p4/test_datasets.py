@@ -8,17 +8,10 @@ import warnings
 import networkx as nx
 import pytest
 
-from crab_gym.datasets.errors import InstanceFormatError, RealmRepairWarning
-from crab_gym.datasets.realm import load_realm_instance
-from crab_gym.datasets.realm.p3 import (
-    P3Instance,
-    from_upstream_p3,
-    generate_p3,
-    generate_p3_with_plan,
-    load_p3,
-    shipped_p3_names,
-)
-from crab_gym.datasets.realm.p4 import (
+from crab_gym.datasets import load_realm_instance
+from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.envs.realm.ridesharing.checker import check_plan
+from crab_gym.envs.realm.ridesharing.disruptions import (
     Accident,
     Construction,
     InvalidDisruptionError,
@@ -31,7 +24,14 @@ from crab_gym.datasets.realm.p4 import (
     parse_disruption,
     shipped_p4_names,
 )
-from crab_gym.envs.realm.ridesharing_checker import check_plan
+from crab_gym.envs.realm.ridesharing.model import (
+    P3Instance,
+    from_upstream_p3,
+    generate_p3,
+    generate_p3_with_plan,
+    load_p3,
+    shipped_p3_names,
+)
 
 from . import upstream_files as up
 
@@ -128,15 +128,14 @@ def test_load_p4_upstream_file_with_disruptions(tmp_path):
     assert isinstance(works, Construction) and works.delay == 10 and works.impact == "reduced_capacity"
 
 
-@pytest.mark.parametrize("problem", ["p1", "p2"])
-def test_dispatcher_reaches_other_problems(tmp_path, problem):
-    pytest.importorskip(f"crab_gym.datasets.realm.{problem}")
+@pytest.mark.parametrize(("problem", "family"), [("p1", "campus_tour"), ("p2", "group_tours")])
+def test_dispatcher_reaches_other_problems(tmp_path, problem, family):
     data = up.p1_mapping() if problem == "p1" else up.p2_mapping()
     path = up.write(tmp_path, f"{problem}.json", data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RealmRepairWarning)
         inst = load_realm_instance(path)
-    assert type(inst).__module__ == f"crab_gym.datasets.realm.{problem}"
+    assert type(inst).__module__ == f"crab_gym.envs.realm.{family}.model"
 
 
 @pytest.mark.parametrize(
@@ -201,7 +200,7 @@ def test_twenty_shipped_instances_each_with_references():
         assert len(names) == 20
         sizes = {n.split("_")[1] for n in names}
         assert sizes == {"small", "medium", "large"}
-        from crab_gym.envs.realm.ridesharing_refs import shipped_references
+        from crab_gym.envs.realm.ridesharing.references import shipped_references
 
         refs = shipped_references(problem)
         assert set(refs) == set(names)

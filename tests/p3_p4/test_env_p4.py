@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.baselines.heuristics_p3_p4 import run_greedy
-from crab_gym.datasets.errors import RealmRepairWarning
-from crab_gym.datasets.realm.p4 import InvalidDisruptionError, P4Instance, TrafficDelay
-from crab_gym.envs.realm.p4_disruptions import RideSharingDisruptionEnv
-from crab_gym.envs.realm.ridesharing_checker import check_plan
-from crab_gym.envs.realm.ridesharing_refs import shipped_references
+from crab_gym.envs.realm.common.errors import RealmRepairWarning
+from crab_gym.envs.realm.ridesharing.checker import check_plan
+from crab_gym.envs.realm.ridesharing.disruptions import InvalidDisruptionError, P4Instance, TrafficDelay
+from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptionEnv
+from crab_gym.envs.realm.ridesharing.heuristics import run_greedy
+from crab_gym.envs.realm.ridesharing.references import shipped_references
 
 from . import upstream_files as up
 

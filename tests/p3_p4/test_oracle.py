@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crab_gym.baselines.oracles.p3_darp import solve_p3
-from crab_gym.baselines.oracles.p4_resolve import adaptive_from_state, adaptive_oracle, resolve_from_state
-from crab_gym.datasets.realm.p3 import P3Instance, generate_p3, load_p3
-from crab_gym.datasets.realm.p4 import Accident, RoadClosure, TrafficDelay, load_p4
-from crab_gym.envs.realm.ridesharing_checker import check_plan
-from crab_gym.envs.realm.ridesharing_refs import shipped_references
-from crab_gym.envs.realm.ridesharing_sim import RideSim, plan_codes, simulate_plan
+from crab_gym.envs.realm.ridesharing.checker import check_plan
+from crab_gym.envs.realm.ridesharing.disruptions import Accident, RoadClosure, TrafficDelay, load_p4
+from crab_gym.envs.realm.ridesharing.model import P3Instance, generate_p3, load_p3
+from crab_gym.envs.realm.ridesharing.oracle import solve_p3
+from crab_gym.envs.realm.ridesharing.references import shipped_references
+from crab_gym.envs.realm.ridesharing.resolve import adaptive_from_state, adaptive_oracle, resolve_from_state
+from crab_gym.envs.realm.ridesharing.sim import RideSim, plan_codes, simulate_plan
 
 from .bruteforce import brute_force_p3
 

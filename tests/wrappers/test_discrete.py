@@ -13,9 +13,9 @@ from gymnasium.utils.env_checker import check_env
 from pydantic import Field
 
 import crab_gym  # noqa: F401  (registers the ids)
-from crab_gym.baselines.dispatching import SPT, run_rule
 from crab_gym.core import action, evaluator
 from crab_gym.envs.base import CrabEnv
+from crab_gym.envs.realm.jobshop.heuristics import SPT, run_rule
 from crab_gym.wrappers.discrete import DiscreteActions
 from tests.core.toy_env import LampsEnv
 

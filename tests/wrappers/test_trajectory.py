@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import crab_gym  # noqa: F401  (registers the ids)
-from crab_gym.baselines.dispatching import SPT
+from crab_gym.envs.realm.jobshop.heuristics import SPT
 from crab_gym.wrappers.discrete import DiscreteActions
 from crab_gym.wrappers.trajectory import (
     FORMAT,

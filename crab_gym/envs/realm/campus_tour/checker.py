@@ -1,0 +1,105 @@
+"""Independent checker for P1 plans: recomputes the REALM metrics from ``{"route": [...]}``.
+
+It shares no code with the env's state machine, so tests can compare the env's
+``info["metrics"]`` with a second, separate computation from ``info["solution"]`` alone.
+
+Declared constraints (``constraint_satisfaction`` is the share that hold):
+
+* ``route_shape``: the route starts at ``start``, ends at ``end``, names each target at most
+  once and passes through neither ``start`` nor ``end`` on the way;
+* ``window:<location>`` for each target: visited, and reached no later than it closes
+  (arriving early means waiting until it opens);
+* ``return_window``: the route ends at ``end`` no later than ``end`` closes;
+* ``max_travel``: the travel minutes add up to at most ``max_travel`` (if the instance has one).
+
+``planning_quality`` is the share of targets visited inside their windows; the plan is
+feasible when every declared constraint holds, and only then is ``optimality`` positive:
+``min(1, reference / travel)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crab_gym.envs.realm.campus_tour.model import P1Instance
+
+
+@dataclass
+class P1Check:
+    feasible: bool
+    cost: int  # total travel minutes of the route as written
+    constraints: dict[str, bool]
+    metrics: dict[str, float]
+    schedule: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[str]:
+        return [name for name, ok in self.constraints.items() if not ok]
+
+
+def ratio(reference: float | None, cost: float, feasible: bool) -> float:
+    """REALM optimality: reference / cost, capped at 1, and 0 for an infeasible plan."""
+    if not feasible:
+        return 0.0
+    if reference is None or cost <= 0 or cost <= reference:
+        return 1.0
+    return max(0.0, float(reference) / float(cost))
+
+
+def check_p1(instance: P1Instance, plan: dict, reference: float | None) -> P1Check:
+    """Score a plan in REALM's P1 shape. Unknown location names raise ``ValueError``."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("route"), list):
+        raise ValueError('a P1 plan is {"route": [location, ...]}')
+    route = plan["route"]
+    pos = {name: i for i, name in enumerate(instance.locations)}
+    for k, loc in enumerate(route):
+        if loc not in pos:
+            raise ValueError(f"plan['route'][{k}]: unknown location {loc!r}")
+    targets = instance.targets
+
+    middle = route[1:-1]
+    shape_ok = (
+        len(route) >= 2
+        and route[0] == instance.start
+        and route[-1] == instance.end
+        and instance.start not in middle
+        and instance.end not in middle
+        and len(set(middle)) == len(middle)
+    )
+
+    # Walk the route as written: leave start when it opens, wait whenever early.
+    clock = instance.windows[pos[route[0]]][0] if route else 0
+    walked = 0
+    first_arrival: dict[str, int] = {}
+    schedule = []
+    if route:
+        schedule.append({"location": route[0], "arrival": clock, "start": clock})
+    for a, b in zip(route, route[1:]):
+        leg = instance.travel[pos[a]][pos[b]]
+        walked += leg
+        arrival = clock + leg
+        opens = instance.windows[pos[b]][0]
+        clock = max(arrival, opens)
+        first_arrival.setdefault(b, arrival)
+        schedule.append({"location": b, "arrival": arrival, "start": clock})
+
+    constraints: dict[str, bool] = {"route_shape": shape_ok}
+    served = 0
+    for loc in targets:
+        ok = loc in first_arrival and first_arrival[loc] <= instance.windows[pos[loc]][1]
+        constraints[f"window:{loc}"] = ok
+        served += ok
+    ends_ok = len(route) >= 2 and route[-1] == instance.end
+    end_arrival = schedule[-1]["arrival"] if ends_ok else None
+    constraints["return_window"] = ends_ok and end_arrival <= instance.windows[pos[instance.end]][1]
+    if instance.max_travel is not None:
+        constraints["max_travel"] = walked <= instance.max_travel
+
+    feasible = all(constraints.values())
+    metrics = {
+        "planning_quality": served / len(targets) if targets else 1.0,
+        "optimality": ratio(reference, walked, feasible),
+        "constraint_satisfaction": sum(constraints.values()) / len(constraints),
+    }
+    return P1Check(feasible, walked, constraints, metrics, schedule)

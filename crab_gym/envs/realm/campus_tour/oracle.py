@@ -1,0 +1,213 @@
+"""OR-Tools oracle for P1 (campus tour, TSP with time windows).
+
+Formulation: one-vehicle RoutingModel; arc cost = travel minutes; a ``time`` dimension whose
+slack is waiting (cumul = the minute the visit starts, bounded by the location's window); a
+``travel`` dimension without slack bounded by ``max_travel``; every visit sits in its own
+disjunction with a penalty larger than any tour, so the solver may drop a visit rather than
+return nothing. (With mandatory visits the solver found no first solution on 50-node
+instances; with droppable visits it returns full tours in tens of milliseconds.) A returned
+tour that drops a visit means the instance is infeasible as far as the search could tell.
+
+Guided local search improves the first solution until the time limit. It proves nothing, so
+the status is ``FEASIBLE`` (or ``INFEASIBLE`` when visits were dropped); the tests compare it
+with brute force on small instances. The routing solver is single-threaded (``workers = 1``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+
+from crab_gym.envs.realm.campus_tour.model import P1Instance
+
+#: Default search budget in seconds per size class (the budget for unknown sizes: by count).
+TIME_LIMITS: dict[str, float] = {"small": 0.5, "medium": 2.0, "large": 5.0}
+
+
+def default_time_limit(instance: P1Instance) -> float:
+    if instance.size in TIME_LIMITS:
+        return TIME_LIMITS[instance.size]
+    n = instance.n
+    return 0.5 if n <= 10 else 2.0 if n <= 20 else 5.0
+
+
+@dataclass
+class P1OracleResult:
+    """What the oracle found; ``cost`` is the tour's travel minutes (None: nothing usable)."""
+
+    route: list[str]
+    cost: int | None
+    dropped: list[str]
+    status: str  # FEASIBLE | INFEASIBLE (visits dropped) | NO_SOLUTION
+    time_limit_s: float
+    workers: int = 1
+    solver: str = "ortools RoutingModel (PATH_CHEAPEST_ARC + GUIDED_LOCAL_SEARCH)"
+    solve_seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def feasible(self) -> bool:
+        return self.status == "FEASIBLE"
+
+    def plan(self) -> dict:
+        """The tour in REALM's solution shape."""
+        return {"route": list(self.route)}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def solve_p1(instance: P1Instance, time_limit: float | None = None) -> P1OracleResult:
+    """Best tour the routing solver finds within ``time_limit`` seconds."""
+    limit = float(time_limit if time_limit is not None else default_time_limit(instance))
+    idx = instance.index
+    s, e = idx[instance.start], idx[instance.end]
+    n = instance.n
+    travel = instance.travel
+    manager = pywrapcp.RoutingIndexManager(n, 1, [s], [e])
+    routing = pywrapcp.RoutingModel(manager)
+
+    def transit(i: int, j: int) -> int:
+        return travel[manager.IndexToNode(i)][manager.IndexToNode(j)]
+
+    cb = routing.RegisterTransitCallback(transit)
+    routing.SetArcCostEvaluatorOfAllVehicles(cb)
+    horizon = max(hi for _, hi in instance.windows) + 1
+    routing.AddDimension(cb, horizon, horizon, False, "time")
+    time_dim = routing.GetDimensionOrDie("time")
+    for node, (lo, hi) in enumerate(instance.windows):
+        if node in (s, e):
+            continue
+        time_dim.CumulVar(manager.NodeToIndex(node)).SetRange(lo, hi)
+    start_var = time_dim.CumulVar(routing.Start(0))
+    start_var.SetRange(instance.departure, instance.departure)
+    time_dim.CumulVar(routing.End(0)).SetRange(0, instance.windows[e][1])
+    if instance.max_travel is not None:
+        routing.AddDimension(cb, 0, instance.max_travel, True, "travel")
+
+    penalty = 1 + sum(max(row) for row in travel) * 2
+    for node in range(n):
+        if node not in (s, e):
+            routing.AddDisjunction([manager.NodeToIndex(node)], penalty)
+
+    params = pywrapcp.DefaultRoutingSearchParameters()
+    params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
+    params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
+    params.time_limit.FromMilliseconds(max(1, int(limit * 1000)))
+    tic = time.perf_counter()
+    solution = routing.SolveWithParameters(params)
+    elapsed = time.perf_counter() - tic
+    if solution is None:
+        return P1OracleResult([], None, list(instance.targets), "NO_SOLUTION", limit, solve_seconds=elapsed)
+
+    route_nodes, i = [], routing.Start(0)
+    while True:
+        route_nodes.append(manager.IndexToNode(i))
+        if routing.IsEnd(i):
+            break
+        i = solution.Value(routing.NextVar(i))
+    route = [instance.locations[v] for v in route_nodes]
+    cost = sum(travel[a][b] for a, b in zip(route_nodes, route_nodes[1:]))
+    dropped = [loc for loc in instance.targets if loc not in route]
+    status = "FEASIBLE" if not dropped else "INFEASIBLE"
+    return P1OracleResult(route, cost, dropped, status, limit, solve_seconds=elapsed)
+
+
+# ---------------------------------------------------------------------------------------
+# Optimality certificate (CP-SAT)
+# ---------------------------------------------------------------------------------------
+#: Budget of the certificate per size class (seconds, one worker).
+CERTIFY_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 30.0}
+
+
+def certify_p1(instance: P1Instance, time_limit: float = 5.0, hint: list[str] | None = None) -> dict:
+    """A lower bound on the optimal travel from an exact CP-SAT model, to certify a tour.
+
+    Model: one arc literal per ordered pair under ``AddCircuit`` (the arc end -> start
+    closes the circuit), a service-start variable per location inside its window with
+    ``t[j] >= t[i] + travel[i][j]`` when arc i -> j is used (waiting is free), the return
+    before the end closes, and the travel sum within ``max_travel``. Mandatory visits: an
+    ``INFEASIBLE`` answer proves that no tour visits everything. One worker with the LP.
+    """
+    from ortools.sat.python import cp_model
+
+    n, T, W = instance.n, instance.travel, instance.windows
+    s, e = instance.index[instance.start], instance.index[instance.end]
+    m = cp_model.CpModel()
+    start = [m.NewIntVar(W[i][0], W[i][1], f"t{i}") for i in range(n)]
+    m.Add(start[s] == instance.departure)
+    back = m.NewIntVar(0, W[e][1], "back")
+    lits: dict[tuple[int, int], cp_model.IntVar] = {}
+    arcs = []
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            lit = m.NewBoolVar(f"a{i}_{j}")
+            arcs.append((i, j, lit))
+            if s != e and (i, j) == (e, s):
+                m.Add(lit == 1)  # the closing arc, no travel
+                continue
+            lits[i, j] = lit
+            m.Add((back if j == e else start[j]) >= start[i] + T[i][j]).OnlyEnforceIf(lit)
+    m.AddCircuit(arcs)
+    travel = sum(T[i][j] * lit for (i, j), lit in lits.items())
+    if instance.max_travel is not None:
+        m.Add(travel <= instance.max_travel)
+    m.Minimize(travel)
+    if hint:
+        order = [instance.index[x] for x in hint]
+        used = set(zip(order, order[1:]))
+        for key, lit in lits.items():
+            m.AddHint(lit, int(key in used))  # an int: protobuf 7 rejects a bool in old OR-Tools
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_workers = 1
+    solver.parameters.linearization_level = 2
+    solver.parameters.random_seed = 0
+    code = solver.Solve(m)
+    status = solver.StatusName(code)
+    bound = None
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        bound = int(math.ceil(solver.BestObjectiveBound() - 1e-6))
+    return {
+        "solver": "ortools CP-SAT (circuit model)",
+        "status": status,
+        "bound": bound,
+        "time_limit_s": float(time_limit),
+        "workers": 1,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Exhaustive search (for tests on small instances; independent of the solver)
+# ---------------------------------------------------------------------------------------
+def brute_force_p1(instance: P1Instance) -> tuple[int | None, list[str]]:
+    """The exact optimum by trying every visiting order (use only up to ~8 targets).
+
+    Returns ``(cost, route)``, or ``(None, [])`` if no order visits everything.
+    """
+    targets = instance.targets
+    if len(targets) > 9:
+        raise ValueError(f"brute force over {len(targets)}! orders is too slow")
+    idx = {loc: i for i, loc in enumerate(instance.locations)}
+    travel, windows = instance.travel, instance.windows
+    s, e = idx[instance.start], idx[instance.end]
+    cap = instance.max_travel if instance.max_travel is not None else float("inf")
+    best: tuple[int | None, list[str]] = (None, [])
+    for order in itertools.permutations([idx[t] for t in targets]):
+        clock, here, walked, ok = windows[s][0], s, 0, True
+        for v in (*order, e):
+            walked += travel[here][v]
+            clock += travel[here][v]
+            if clock > windows[v][1] or walked > cap:
+                ok = False
+                break
+            clock = max(clock, windows[v][0]) if v != e else clock
+            here = v
+        if ok and (best[0] is None or walked < best[0]):
+            best = (walked, [instance.locations[v] for v in (s, *order, e)])
+    return best

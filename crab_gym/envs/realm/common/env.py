@@ -1,0 +1,319 @@
+"""Small pieces the REALM envs share, so that P1, P2, P3/P4 and P11 behave alike.
+
+* :class:`RenderModesMixin`: ``render()`` dispatches ``"ansi"`` / ``"rgb_array"``.
+* :class:`InstanceSwapMixin`: ``reset(options={"instance": ...})`` swaps in another instance
+  of the same shape, and a ``generator`` draws a fresh one on every reset.
+* :class:`ReferenceMixin`: the reference value, given by the user or looked up / solved once
+  per instance.
+* :class:`PendingPlanMixin`: ``submit_plan`` validated in ``_check_action`` and carried out
+  by the action, never leaking into the next step.
+* :func:`goal_graph`, :func:`clock`, :func:`classical_mds`, :func:`draw_seed`: helpers.
+* :func:`checked_init`, :class:`InstanceKind`, :func:`check_option_keys`: constructor
+  arguments checked the same way everywhere, with errors that say what *is* accepted.
+
+The mixins go before ``CrabEnv`` in the bases; they only use the hooks they document.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+#: Clock bound of the P1/P2 observations (two days, in minutes).
+DAY = 48 * 60
+
+#: Oracle statuses whose value is a usable reference.
+FEASIBLE_STATUSES = ("OPTIMAL", "FEASIBLE")
+
+
+def clock(minute: float) -> str:
+    """Minutes from midnight as ``HH:MM``."""
+    minute = int(round(minute))
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def goal_graph(goal: Any, parts: Iterable[Any]) -> nx.DiGraph:
+    """An evaluator graph where ``goal`` is checked once every sub-goal in ``parts`` passed."""
+    graph = nx.DiGraph()
+    graph.add_node(goal)
+    for ev in parts:
+        graph.add_edge(ev, goal)
+    return graph
+
+
+def classical_mds(travel: Any, floor: float = 0.0) -> np.ndarray:
+    """2-D positions whose distances approximate the (symmetrised) travel times: a map-like
+    layout for instances that come without coordinates. ``floor`` bounds the eigenvalues
+    from below before their square root."""
+    d = np.asarray(travel, dtype=np.float64)
+    d = (d + d.T) / 2.0
+    n = d.shape[0]
+    j = np.eye(n) - np.ones((n, n)) / n
+    b = -0.5 * j @ (d**2) @ j
+    vals, vecs = np.linalg.eigh(b)
+    top = np.argsort(vals)[::-1][:2]
+    return vecs[:, top] * np.sqrt(np.maximum(vals[top], floor))
+
+
+def draw_seed(rng: np.random.Generator) -> int:
+    """A generator seed from the env's seeded ``np_random`` (so ``reset(seed=...)`` repeats)."""
+    return int(rng.integers(0, 2**31 - 1))
+
+
+# ====================================================================== argument checks
+def did_you_mean(word: Any, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the nearest choice, or ``""`` when none is close."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_keys_message(what: str, unknown: Sequence[Any], valid: Sequence[str], noun: str = "keys") -> str:
+    """``unknown generator option 'sise' (did you mean 'size'?); valid keys: n_targets, size``."""
+    named = ", ".join(f"{k!r}{did_you_mean(k, valid)}" for k in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    return f"unknown {what}{plural} {named}; valid {noun}: {', '.join(valid)}"
+
+
+def check_option_keys(what: str, options: Mapping[Any, Any], valid: Sequence[str]) -> None:
+    """Raise ValueError naming the valid keys if ``options`` has any other key."""
+    unknown = [k for k in options if k not in valid]
+    if unknown:
+        raise ValueError(unknown_keys_message(what, unknown, valid))
+
+
+def _env_label(cls: type) -> str:
+    """``CampusTourEnv (Realm-P1-v0)``: the class, and its registered id when it has one."""
+    from crab_gym.envs.registration import ENV_SPECS  # lazy: registration imports no env
+
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    ids = [spec.id for spec in ENV_SPECS if spec.entry_point == target]
+    return f"{cls.__qualname__} ({ids[0]})" if ids else cls.__qualname__
+
+
+def checked_init(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorate an env's ``__init__`` so that a misspelled keyword (``gym.make(id,
+    instanse=...)``) raises a TypeError listing the valid keywords and the nearest one,
+    instead of Python's bare "unexpected keyword argument". The signature is kept
+    (``inspect.signature`` follows ``__wrapped__``)."""
+    sig = inspect.signature(init)
+    params = [p for p in list(sig.parameters.values())[1:]]
+    keywords = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    owner = init.__qualname__.rsplit(".", 1)[0]
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            sig.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            cls = type(self) if type(self).__qualname__ == owner else None
+            label = _env_label(cls) if cls is not None else owner
+            unknown = [k for k in kwargs if k not in keywords]
+            if unknown:
+                message = f"{label}: " + unknown_keys_message("keyword", unknown, keywords, noun="keywords")
+            elif len(args) > len(positional):
+                message = (
+                    f"{label} takes {len(positional)} positional argument(s) ({', '.join(positional)}); "
+                    f"pass the others by keyword: {', '.join(keywords)}"
+                )
+            else:
+                message = f"{label}: {exc}; valid keywords: {', '.join(keywords)}"
+            raise TypeError(message) from None
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class InstanceKind:
+    """What an env's ``instance`` argument accepts, to check it and explain a wrong one.
+
+    Attributes:
+        problem: ``"P1"`` ... (names the problem in messages).
+        types: instance classes accepted as they are.
+        names: the shipped instance names.
+        list_all: the call that lists every shipped name (shown to the user).
+        examples: a few shipped names to show.
+        files: how a file path is described (``"a path to a JSON file"``).
+        mappings: whether a mapping (a parsed JSON instance) is accepted.
+    """
+
+    problem: str
+    types: tuple[type, ...]
+    names: Callable[[], Sequence[str]]
+    list_all: str
+    examples: tuple[str, ...]
+    files: str = "a path to a JSON file"
+    mappings: bool = True
+
+    def accepts(self) -> str:
+        """The sentence that says what ``instance`` may be."""
+        n = len(self.names())
+        kinds = [
+            f"a shipped {self.problem} instance name ({', '.join(self.examples)}, ...; all {n}: {self.list_all})",
+            self.files,
+        ]
+        if self.mappings:
+            kinds.append("a mapping (a parsed instance)")
+        objects = " or ".join(t.__name__ for t in self.types)
+        return ", ".join(kinds) + f", or a {objects}"
+
+    def check(self, value: Any) -> None:
+        """Raise TypeError saying what is accepted if ``value`` cannot be an instance."""
+        ok = isinstance(value, (str, os.PathLike, *self.types)) or (self.mappings and isinstance(value, Mapping))
+        if not ok:
+            shown = repr(value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise TypeError(f"instance must be {self.accepts()}; got {type(value).__name__} {shown}")
+
+    def load(self, value: Any, loader: Callable[[Any], Any]) -> Any:
+        """``loader(value)`` after :meth:`check`; a name that is neither shipped nor a file
+        gets the nearest shipped name and the way to list them all added to the loader's
+        error (same exception class)."""
+        self.check(value)
+        try:
+            return loader(value)
+        except (ValueError, KeyError, FileNotFoundError) as exc:
+            if not isinstance(value, (str, os.PathLike)) or Path(value).is_file() or str(value) in self.names():
+                raise
+            hinted = _with_hint(exc, f"{did_you_mean(value, self.names())}; list every name with {self.list_all}")
+            if hinted is None:
+                raise
+            raise hinted from exc
+
+
+def _with_hint(exc: BaseException, hint: str) -> BaseException | None:
+    """A copy of ``exc`` (same class) whose message ends with ``hint``; None if the class
+    cannot be rebuilt from a message."""
+    from crab_gym.envs.realm.common.errors import InstanceFormatError
+
+    if isinstance(exc, InstanceFormatError):
+        return InstanceFormatError(exc.source, exc.problem + hint, field=exc.field, line=exc.line)
+    message = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    try:
+        return type(exc)(message + hint)
+    except Exception:  # noqa: BLE001 - an exception class with another constructor
+        return None
+
+
+class RenderModesMixin:
+    """``render()`` for the two render modes of every REALM env.
+
+    Subclasses implement ``_render_text() -> str`` (ansi) and ``_render_image() -> ndarray``
+    (rgb_array); any other mode renders nothing.
+    """
+
+    render_mode: str | None
+
+    def render(self) -> Any:
+        if self.render_mode == "ansi":
+            return self._render_text()
+        if self.render_mode == "rgb_array":
+            return self._render_image()
+        return None
+
+    def _render_text(self) -> str:
+        raise NotImplementedError
+
+    def _render_image(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class InstanceSwapMixin:
+    """Switch instance at reset: ``options["instance"]`` first, else the env's generator.
+
+    Subclasses set ``self._generator`` (None: no generator) and implement
+    ``_load_instance(spec)``, ``_check_fits(inst)`` (raise ValueError if the instance does not
+    fit the env's spaces), ``_draw_instance()`` (uses ``self.np_random``) and
+    ``_use_instance(inst)``.
+    """
+
+    _generator: Any
+
+    def _next_instance(self, options: dict[str, Any] | None) -> bool:
+        """Use the instance the reset asks for, or a freshly drawn one; False if neither
+        applies (the caller then restarts its current instance)."""
+        new = (options or {}).get("instance")
+        if new is not None:
+            inst = self._load_instance(new)
+            self._check_fits(inst)
+        elif self._generator is not None:
+            inst = self._draw_instance()
+        else:
+            return False
+        self._use_instance(inst)
+        return True
+
+    def _load_instance(self, spec: Any) -> Any:
+        raise NotImplementedError
+
+    def _check_fits(self, inst: Any) -> None:
+        raise NotImplementedError
+
+    def _draw_instance(self) -> Any:
+        raise NotImplementedError
+
+    def _use_instance(self, inst: Any) -> None:
+        raise NotImplementedError
+
+
+class ReferenceMixin:
+    """The reference of the current instance: ``reference=`` given to the env, else the
+    oracle's record (shipped, cached or solved now), looked up once per instance.
+
+    Subclasses set ``self._fixed_reference``, reset ``self._reference_record = None`` when
+    the instance changes, and implement ``_solve_reference() -> dict`` (a record with
+    ``value`` and ``status``).
+    """
+
+    _fixed_reference: float | None
+    _reference_record: dict | None
+
+    @property
+    def reference_record(self) -> dict:
+        """The reference record (shipped, cached or solved now) for the current instance."""
+        if self._reference_record is None:
+            if self._fixed_reference is not None:
+                self._reference_record = {"value": self._fixed_reference, "status": "GIVEN", "source": "argument"}
+            else:
+                self._reference_record = self._solve_reference()
+        return self._reference_record
+
+    @property
+    def reference(self) -> float | None:
+        """The reference value (P1: travel minutes, P2: cost), or None if the oracle found
+        no solution meeting every constraint."""
+        rec = self.reference_record
+        if rec["status"] in (*FEASIBLE_STATUSES, "GIVEN") and rec["value"] is not None:
+            return float(rec["value"])
+        return None
+
+    def _solve_reference(self) -> dict:
+        raise NotImplementedError
+
+
+class PendingPlanMixin:
+    """``_check_action`` stores a validated plan in ``self._pending`` for the action to carry
+    out; ``step`` drops it afterwards (even if the step fails), so a stale plan never runs,
+    and clears ``self._last_event`` before the step."""
+
+    _pending: Any
+    _last_event: str
+    #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
+    transient_attributes = ("_pending", "_last_event")
+
+    def step(self, action: Any) -> tuple:
+        self._last_event = ""
+        try:
+            return super().step(action)  # type: ignore[misc]
+        finally:
+            self._pending = None

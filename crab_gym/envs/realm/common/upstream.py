@@ -1,0 +1,90 @@
+"""Recognise an upstream REALM-Bench file by its keys (upstream files carry no problem tag).
+
+The converters live in the families; :mod:`crab_gym.datasets.upstream` dispatches a file to
+its family. These helpers let a family's loader tell an upstream file from crab_gym's own
+format, and name the detection key an upstream-shaped file lacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crab_gym.envs.realm.common.errors import InstanceFormatError
+
+#: (problem, required keys) in detection order (P4 before P3).
+PROBLEM_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("P4", ("city_map", "ride_requests", "disruptions")),
+    ("P3", ("city_map", "ride_requests")),
+    ("P2", ("visitor_groups", "tour_guides")),
+    ("P1", ("distances", "time_windows")),
+)
+
+
+def detect_problem(data: Any) -> str | None:
+    """``"P1"`` .. ``"P4"`` from an upstream mapping's keys, or None if none matches."""
+    if not isinstance(data, dict):
+        return None
+    for problem, keys in PROBLEM_KEYS:
+        if all(k in data for k in keys):
+            return problem
+    return None
+
+
+#: Detection keys that crab_gym's own formats never use: one of them present marks a file as
+#: upstream-shaped even when another detection key is missing. (``disruptions`` is not among
+#: them: our own P4 format has it too.)
+_UPSTREAM_ONLY = ("distances", "time_windows", "visitor_groups", "tour_guides", "city_map", "ride_requests")
+
+
+def partial_upstream(data: Any) -> tuple[str, list[str]] | None:
+    """``(problem, missing detection keys)`` for a mapping that has some of an upstream
+    problem's distinctive keys (``missing`` is empty for a complete match), else None.
+
+    Lets a loader say "upstream P3 file without 'city_map'" instead of failing on a field
+    of crab_gym's own format that an upstream file never has.
+    """
+    if not isinstance(data, dict):
+        return None
+    found = detect_problem(data)
+    if found is not None:
+        return found, []
+    best: tuple[int, int, str, list[str]] | None = None  # (present, -missing, problem, missing)
+    for problem, keys in PROBLEM_KEYS:
+        present = [k for k in keys if k in data and k in _UPSTREAM_ONLY]
+        missing = [k for k in keys if k not in data]
+        if present and (best is None or (len(present), -len(missing)) > best[:2]):
+            best = (len(present), -len(missing), problem, missing)
+    if best is None:
+        return None
+    _, _, problem, missing = best
+    if problem == "P3" and "disruptions" in data:
+        problem = "P4"
+    return problem, missing
+
+
+def missing_key_error(data: dict, problem: str, missing: list[str], source: str) -> InstanceFormatError:
+    """The error for an upstream-shaped mapping that lacks detection key(s) ``missing``."""
+    keys = next(k for p, k in PROBLEM_KEYS if p == problem)
+    has = [k for k in keys if k in data]
+    return InstanceFormatError(
+        source,
+        f"missing required key: the file looks like an upstream REALM-Bench {problem} file "
+        f"(it has {', '.join(repr(k) for k in has)}) but has no {', '.join(repr(k) for k in missing)}",
+        field=missing[0],
+    )
+
+
+def is_upstream_for(data: Any, source: str, problems: tuple[str, ...], what: str) -> bool:
+    """Whether ``data`` is a complete upstream file of one of ``problems``; False if it is not
+    upstream-shaped at all (then it is crab_gym's own format). Raises
+    :class:`InstanceFormatError` for an upstream file of another problem, or one missing a
+    detection key (naming that key). ``what`` names the expected problem in the error."""
+    partial = partial_upstream(data)
+    if partial is None:
+        return False
+    problem, missing = partial
+    if problem not in problems:
+        raise InstanceFormatError(source, f"this is a REALM-Bench {problem} file, not a {what} one")
+    if missing:
+        raise missing_key_error(data, problem, missing, source)
+    return True

@@ -1,0 +1,114 @@
+"""Independent checker for P2 plans: recomputes the REALM metrics from
+``{"assignments": {guide: [{"group": ..., "start": minute}, ...]}}``.
+
+It shares no code with the env's state, so tests can compare the env's ``info["metrics"]``
+with a second, separate computation from ``info["solution"]`` alone.
+
+Declared constraints (``constraint_satisfaction`` is the share that hold):
+
+* ``group:<id>`` for each group: toured exactly once, starting no earlier than it arrives,
+  by a guide whose cap (and the campus-wide cap) it fits, inside that guide's availability;
+* ``no_overlap:<id>`` for each guide: its tours do not overlap in time.
+
+``planning_quality`` is the share of groups whose ``group:`` constraint holds.
+``coordination`` treats each guide as an agent: the share of guides that lead at least one
+tour with all of their tours valid and non-overlapping, out of the number that could be
+busy at all (guides that fit some group, capped by the number of groups).
+Cost = total waiting beyond preferred starts + ``balance_weight`` x (max - min tours per
+guide); ``optimality = min(1, reference / cost)`` for a feasible plan, else 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crab_gym.envs.realm.campus_tour.checker import ratio
+from crab_gym.envs.realm.group_tours.model import P2Instance
+
+
+@dataclass
+class P2Check:
+    feasible: bool
+    cost: int
+    waiting: int
+    imbalance: int
+    constraints: dict[str, bool]
+    metrics: dict[str, float]
+
+    @property
+    def violations(self) -> list[str]:
+        return [name for name, ok in self.constraints.items() if not ok]
+
+
+def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Check:
+    """Score a plan in REALM's P2 shape. Unknown ids or malformed entries raise ``ValueError``."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("assignments"), dict):
+        raise ValueError('a P2 plan is {"assignments": {guide: [{"group": ..., "start": ...}]}}')
+    groups = {g.group_id: g for g in instance.groups}
+    guides = {g.guide_id: g for g in instance.guides}
+    D = instance.tour_duration
+
+    tours: list[tuple[str, str, int]] = []  # (guide, group, start)
+    for gid, items in plan["assignments"].items():
+        if gid not in guides:
+            raise ValueError(f"plan['assignments']: unknown guide {gid!r}")
+        if not isinstance(items, list):
+            raise ValueError(f"plan['assignments'][{gid!r}]: expected a list of tours")
+        for k, item in enumerate(items):
+            if not isinstance(item, dict) or item.get("group") not in groups:
+                raise ValueError(f"plan['assignments'][{gid!r}][{k}]: expected {{'group': known id, 'start': minute}}")
+            start = item.get("start")
+            if isinstance(start, bool) or not isinstance(start, (int, float)):
+                raise ValueError(f"plan['assignments'][{gid!r}][{k}]['start']: expected minutes, got {start!r}")
+            tours.append((gid, item["group"], start))
+
+    constraints: dict[str, bool] = {}
+    valid_group: dict[str, bool] = {}
+    for grp in instance.groups:
+        mine = [(gid, s) for gid, g, s in tours if g == grp.group_id]
+        ok = len(mine) == 1
+        if ok:
+            gid, s = mine[0]
+            gd = guides[gid]
+            ok = (
+                s >= grp.arrival
+                and grp.size <= gd.max_group_size
+                and grp.size <= instance.max_group_size
+                and s >= gd.available_from
+                and s + D <= gd.available_to
+            )
+        constraints[f"group:{grp.group_id}"] = ok
+        valid_group[grp.group_id] = ok
+    clean_guide: dict[str, bool] = {}
+    for gid in guides:
+        starts = sorted(s for g2, _, s in tours if g2 == gid)
+        ok = all(b >= a + D for a, b in zip(starts, starts[1:]))
+        constraints[f"no_overlap:{gid}"] = ok
+        clean_guide[gid] = ok
+
+    pref = {g.group_id: g.preferred for g in instance.groups}
+    waiting = int(sum(max(0, s - pref[g]) for _, g, s in tours))
+    loads = [sum(1 for g2, _, _ in tours if g2 == gid) for gid in guides]
+    imbalance = max(loads) - min(loads)
+    cost = waiting + instance.balance_weight * imbalance
+    feasible = all(constraints.values())
+
+    useful = sum(
+        1
+        for gid in guides
+        if clean_guide[gid]
+        and any(g2 == gid for g2, _, _ in tours)
+        and all(valid_group[g] for g2, g, _ in tours if g2 == gid)
+    )
+    eligible = sum(
+        1 for k in range(len(instance.guides)) if any(instance.compatible(g, k) for g in range(len(instance.groups)))
+    )
+    possible = min(eligible, len(instance.groups))
+    metrics: dict[str, Any] = {
+        "planning_quality": sum(valid_group.values()) / len(instance.groups),
+        "optimality": ratio(reference, cost, feasible),
+        "constraint_satisfaction": sum(constraints.values()) / len(constraints),
+        "coordination": min(1.0, useful / possible) if possible else 1.0,
+    }
+    return P2Check(feasible, cost, waiting, imbalance, constraints, metrics)

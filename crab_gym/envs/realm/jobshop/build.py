@@ -1,0 +1,187 @@
+"""Maintenance script: solve every shipped instance once and store its reference plan.
+
+``python -m crab_gym.envs.realm.jobshop.build`` runs the project's CP-SAT oracle
+(:func:`~crab_gym.envs.realm.jobshop.oracle.solve_jssp`) on each shipped instance with a fixed
+budget on one worker and writes ``reference_plans.json.gz`` beside the instances (see
+:mod:`crab_gym.envs.realm.jobshop.references` for what is stored). Not imported by the package.
+
+It is resumable: instances already in the output file (same data, same budget) are skipped,
+and the file is rewritten after each instance, so an interrupted build continues where it
+stopped. ``--force`` solves again; ``--only ta01 ta02`` restricts the run.
+
+Budget: ``--small-limit`` seconds (default 10) for instances of at most 300 operations, which
+mostly prove optimal within it, and ``--large-limit`` (default 15) for the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from pathlib import Path
+
+from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
+from crab_gym.envs.realm.jobshop.oracle import solve_jssp
+from crab_gym.envs.realm.jobshop.references import (
+    PLANS_FILE,
+    PLANS_FORMAT,
+    ReferencePlan,
+    plan_makespan,
+    sequence_from_starts,
+)
+
+OUT = Path(__file__).with_name("instances") / PLANS_FILE
+SMALL_OPS = 300
+
+
+def time_limit_for(n_operations: int, small: float, large: float) -> float:
+    return small if n_operations <= SMALL_OPS else large
+
+
+def _read(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    return json.loads(gzip.decompress(path.read_bytes())).get("plans", {})
+
+
+def _write(path: Path, plans: dict, order: list[str]) -> None:
+    rank = {name: i for i, name in enumerate(order)}
+    ordered = dict(sorted(plans.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+    doc = {
+        "format": PLANS_FORMAT,
+        "source": "CP-SAT (OR-Tools) on the shipped instances; python -m crab_gym.envs.realm.jobshop.build",
+        "plans": ordered,
+    }
+    blob = json.dumps(doc, separators=(",", ":")).encode()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(gzip.compress(blob, compresslevel=9, mtime=0))
+    tmp.replace(path)  # atomic: an interrupted write never leaves a broken file
+
+
+def build(
+    out: Path = OUT,
+    *,
+    names: list[str] | None = None,
+    small_limit: float = 10.0,
+    large_limit: float = 15.0,
+    workers: int = 1,
+    force: bool = False,
+) -> dict:
+    from tqdm import tqdm
+
+    order = list_jssp_instances()
+    todo = order if not names else [load_jssp_instance(n).name for n in names]
+    plans = _read(out)
+    bar = tqdm(todo, desc="reference plans", unit="inst", file=sys.stderr)
+    for name in bar:
+        inst = load_jssp_instance(name)
+        limit = time_limit_for(inst.n_jobs * inst.n_ops, small_limit, large_limit)
+        old = plans.get(name)
+        if (
+            not force
+            and old is not None
+            and old["fingerprint"] == inst.fingerprint()
+            and old["time_limit"] == limit
+            and old["num_workers"] == workers
+        ):
+            continue
+        bar.set_postfix_str(f"{name} {inst.n_jobs}x{inst.n_machines} {limit:g}s")
+        t0 = time.perf_counter()
+        result = solve_jssp(inst, time_limit=limit, num_workers=workers)
+        if result.starts is None:
+            tqdm.write(f"{name}: no schedule found in {limit:g} s ({result.status}); skipped")
+            continue
+        sequence = sequence_from_starts(inst, result.starts)
+        makespan = plan_makespan(inst, sequence)
+        assert makespan <= result.makespan, (name, makespan, result.makespan)
+        plan = ReferencePlan(
+            instance=name,
+            fingerprint=inst.fingerprint(),
+            sequence=tuple(tuple(r) for r in sequence),
+            makespan=makespan,
+            status=result.status,
+            solver_bound=result.lower_bound,
+            time_limit=limit,
+            num_workers=workers,
+            solver=result.solver,
+        )
+        plans[name] = plan.to_dict()
+        _write(out, plans, order)
+        best = inst.optimum if inst.optimum is not None else inst.upper_bound
+        tqdm.write(
+            f"{name}: {result.status} makespan {makespan} (bound {result.lower_bound}, "
+            f"best known {best}) in {time.perf_counter() - t0:.1f} s"
+        )
+    return plans
+
+
+def summary(path: Path = OUT) -> str:
+    """A markdown table per family: plans proven optimal, plans equal to the literature's best
+    known makespan, and the mean gap to it of the others."""
+    import re
+
+    plans = _read(path)
+    rows = []
+    families: dict[str, list] = {}
+    for name, p in plans.items():
+        families.setdefault(re.match(r"[a-z]+", name).group(0), []).append((name, p))
+    total = {"n": 0, "opt": 0, "match": 0, "gaps": []}
+    lines = [
+        "| family | instances | CP-SAT proved optimal | plan = best known | mean gap of the others % | max gap % |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for fam in sorted(families, key=lambda f: list_jssp_instances().index(families[f][0][0])):
+        n = opt = match = 0
+        gaps = []
+        for name, p in families[fam]:
+            inst = load_jssp_instance(name)
+            best = inst.optimum if inst.optimum is not None else inst.upper_bound
+            n += 1
+            opt += p["status"] == "OPTIMAL"
+            if p["makespan"] <= best:
+                match += 1
+            else:
+                gaps.append(100.0 * (p["makespan"] - best) / best)
+        rows.append((fam, n, opt, match, gaps))
+        total["n"] += n
+        total["opt"] += opt
+        total["match"] += match
+        total["gaps"] += gaps
+    rows.append(("**all**", total["n"], total["opt"], total["match"], total["gaps"]))
+    for fam, n, opt, match, gaps in rows:
+        mean = f"{sum(gaps) / len(gaps):.1f}" if gaps else "-"
+        top = f"{max(gaps):.1f}" if gaps else "-"
+        lines.append(f"| {fam} | {n} | {opt} | {match} | {mean} | {top} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--only", nargs="*", help="instance names (default: all shipped)")
+    parser.add_argument("--small-limit", type=float, default=10.0)
+    parser.add_argument("--large-limit", type=float, default=15.0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--force", action="store_true", help="solve instances already stored")
+    parser.add_argument("--summary", action="store_true", help="print the table of docs/p11.md; solve nothing")
+    args = parser.parse_args(argv)
+    if args.summary:
+        print(summary(args.out))
+        return
+    t0 = time.perf_counter()
+    plans = build(
+        args.out,
+        names=args.only,
+        small_limit=args.small_limit,
+        large_limit=args.large_limit,
+        workers=args.workers,
+        force=args.force,
+    )
+    n_opt = sum(p["status"] == "OPTIMAL" for p in plans.values())
+    print(f"{len(plans)} plans in {args.out} ({n_opt} OPTIMAL); {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

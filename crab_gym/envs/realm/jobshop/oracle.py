@@ -1,0 +1,156 @@
+"""CP-SAT oracle for the job-shop problem: the reference value for instances without one.
+
+The model is the textbook one: an interval variable per operation, precedence along each
+job, ``AddNoOverlap`` per machine, and a minimised makespan. The solver's time budget and
+worker count travel with every value it produces (:class:`OracleResult`), because a
+"reference" found in 10 s on 2 workers is not the same claim as a proven optimum.
+
+Shipped instances carry a plan found by this oracle offline (:mod:`.plans`, built by
+:mod:`.build_plans`), so neither the env nor ``OraclePolicy`` calls it for them. For generated
+instances, :func:`solve_jssp` can cache results on disk keyed by the instance data and the
+budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from crab_gym.envs.realm.common.cache import cache_dir
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """What CP-SAT found, and under which budget.
+
+    ``makespan`` is the best schedule found (``None`` if none within the budget);
+    ``lower_bound`` the proven bound; ``optimal`` whether the two meet. ``starts[j][k]`` is
+    the start of operation k of job j in the best schedule.
+    """
+
+    instance: str
+    makespan: int | None
+    lower_bound: int
+    optimal: bool
+    status: str
+    starts: tuple[tuple[int, ...], ...] | None
+    time_limit: float
+    num_workers: int
+    solver: str
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["starts"] = None if self.starts is None else [list(r) for r in self.starts]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> OracleResult:
+        data = dict(data)
+        if data.get("starts") is not None:
+            data["starts"] = tuple(tuple(r) for r in data["starts"])
+        return cls(**data)
+
+
+def _solver_name() -> str:
+    import ortools
+
+    return f"ortools-cp-sat {ortools.__version__}"
+
+
+def default_cache_dir() -> Path:
+    """``jssp`` under the cache root (see :mod:`crab_gym.envs.realm.common.cache`)."""
+    return cache_dir("jssp")
+
+
+def solve_jssp(
+    instance: JSSPInstance,
+    *,
+    time_limit: float = 10.0,
+    num_workers: int = 2,
+    cache: bool | str | Path = False,
+    hint: list[list[int]] | None = None,
+) -> OracleResult:
+    """Minimise the makespan with CP-SAT within ``time_limit`` seconds on ``num_workers``.
+
+    ``cache=True`` (or a folder) stores and reuses results keyed by the instance data and the
+    budget; ``hint`` gives start times of a known schedule to warm-start the search.
+    """
+    if time_limit <= 0 or num_workers < 1:
+        raise ValueError("time_limit must be > 0 and num_workers >= 1")
+    cache_file = None
+    if cache:
+        folder = default_cache_dir() if cache is True else Path(cache)
+        cache_file = folder / f"{instance.fingerprint()}_t{time_limit:g}_w{num_workers}.json"
+        if cache_file.is_file():
+            try:
+                result = OracleResult.from_dict(json.loads(cache_file.read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a damaged cache entry (bad bytes, bad JSON, missing keys) is solved again
+            else:
+                return dataclasses.replace(result, instance=instance.name)
+
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    horizon = sum(sum(row) for row in instance.durations)
+    starts, ends = [], []
+    per_machine: list[list] = [[] for _ in range(instance.n_machines)]
+    for j, (drow, mrow) in enumerate(zip(instance.durations, instance.machines)):
+        srow, erow = [], []
+        for k, (p, mc) in enumerate(zip(drow, mrow)):
+            s = model.NewIntVar(0, horizon, f"s{j}_{k}")
+            e = model.NewIntVar(0, horizon, f"e{j}_{k}")
+            per_machine[mc].append(model.NewIntervalVar(s, p, e, f"o{j}_{k}"))
+            if erow:
+                model.Add(s >= erow[-1])
+            srow.append(s)
+            erow.append(e)
+        starts.append(srow)
+        ends.append(erow)
+    for intervals in per_machine:
+        if len(intervals) > 1:
+            model.AddNoOverlap(intervals)
+    makespan = model.NewIntVar(instance.trivial_lower_bound(), horizon, "makespan")
+    model.AddMaxEquality(makespan, [row[-1] for row in ends])
+    model.Minimize(makespan)
+    if hint is not None:
+        for srow, hrow in zip(starts, hint):
+            for s, h in zip(srow, hrow):
+                model.AddHint(s, int(h))
+
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_workers = int(num_workers)
+    status = solver.Solve(model)
+    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    result = OracleResult(
+        instance=instance.name,
+        makespan=int(solver.ObjectiveValue()) if found else None,
+        lower_bound=int(solver.BestObjectiveBound()) if found else instance.trivial_lower_bound(),
+        optimal=status == cp_model.OPTIMAL,
+        status=solver.StatusName(status),
+        starts=tuple(tuple(int(solver.Value(s)) for s in row) for row in starts) if found else None,
+        time_limit=float(time_limit),
+        num_workers=int(num_workers),
+        solver=_solver_name(),
+    )
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cache_file.write_text(json.dumps(result.to_dict()))
+    return result
+
+
+def with_oracle_bounds(instance: JSSPInstance, result: OracleResult) -> JSSPInstance:
+    """The instance with bounds tightened by an oracle result (the literature's kept if better)."""
+    data = instance.to_dict()
+    if result.makespan is not None:
+        ub = instance.upper_bound
+        data["upper_bound"] = result.makespan if ub is None else min(ub, result.makespan)
+    lb = instance.lower_bound
+    data["lower_bound"] = result.lower_bound if lb is None else max(lb, result.lower_bound)
+    if data.get("upper_bound") is not None and data["upper_bound"] == data["lower_bound"]:
+        data["optimum"] = data["upper_bound"]
+    return JSSPInstance.from_dict(data, source=instance.name)

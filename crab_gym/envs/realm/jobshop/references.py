@@ -1,0 +1,169 @@
+"""Stored reference plans of the shipped instances: what ``OraclePolicy`` submits.
+
+Every shipped instance comes with a plan found offline by the project's CP-SAT oracle
+(``python -m crab_gym.envs.realm.jobshop.build``) and kept in ``reference_plans.json.gz``:
+per machine the job order (REALM's ``sequence`` shape that ``submit_plan`` takes), the
+makespan of that plan's semi-active schedule, the solver's status and proven bound, and the
+budget that produced it. The env measures agents against this makespan, so the reference is
+always a schedule that exists and that the oracle policy reproduces without a solver; the
+literature's optimum or best known bounds stay on the instance for comparison.
+
+Plans are looked up by the instance *data* (:meth:`JSSPInstance.fingerprint`), so a file
+holding a shipped instance's data gets its plan too, and a renamed or edited instance does
+not get a wrong one.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
+
+PLANS_FILE = "reference_plans.json.gz"
+PLANS_FORMAT = "crab_gym.jssp.plans/1"
+
+PlanKind = Literal["optimum", "best_known", "plan"]
+
+
+@dataclass(frozen=True)
+class ReferencePlan:
+    """A stored plan and how it was found.
+
+    ``makespan`` is the makespan of the plan's semi-active schedule (each operation as early
+    as its job and machine predecessors allow: what ``submit_plan`` builds). ``status`` is
+    CP-SAT's (``"OPTIMAL"`` means proven optimal); ``solver_bound`` the lower bound it proved.
+    """
+
+    instance: str
+    fingerprint: str
+    sequence: tuple[tuple[int, ...], ...]
+    makespan: int
+    status: str
+    solver_bound: int
+    time_limit: float
+    num_workers: int
+    solver: str
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "OPTIMAL"
+
+    def kind(self, instance: JSSPInstance) -> PlanKind:
+        """``"optimum"`` if the plan is proven optimal (by CP-SAT or by equalling the
+        literature optimum), ``"best_known"`` if it equals the literature's best known upper
+        bound, else ``"plan"`` (a good schedule, above the best known)."""
+        if self.optimal or (instance.optimum is not None and self.makespan == instance.optimum):
+            return "optimum"
+        if instance.upper_bound is not None and self.makespan <= instance.upper_bound:
+            return "best_known"
+        return "plan"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance,
+            "fingerprint": self.fingerprint,
+            "sequence": [list(r) for r in self.sequence],
+            "makespan": self.makespan,
+            "status": self.status,
+            "solver_bound": self.solver_bound,
+            "time_limit": self.time_limit,
+            "num_workers": self.num_workers,
+            "solver": self.solver,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReferencePlan:
+        data = dict(data)
+        data["sequence"] = tuple(tuple(int(j) for j in r) for r in data["sequence"])
+        return cls(**data)
+
+
+def sequence_from_starts(instance: JSSPInstance, starts: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Machine orders (REALM ``sequence``) of a feasible schedule given by start times.
+
+    Operations are ordered by (start, positive duration, job, operation): a linear extension
+    of the job chains even with zero-length operations sharing a start, so the machine orders
+    never deadlock and their semi-active schedule ends no later than the given one.
+    """
+    ops = sorted(
+        (starts[j][k], instance.durations[j][k] > 0, j, k)
+        for j in range(instance.n_jobs)
+        for k in range(instance.n_ops)
+    )
+    per_machine: list[list[int]] = [[] for _ in range(instance.n_machines)]
+    for _, _, j, k in ops:
+        per_machine[instance.machines[j][k]].append(j)
+    return per_machine
+
+
+def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> int:
+    """Makespan of the plan's semi-active schedule; ``ValueError`` if it deadlocks or does not
+    list every operation (each job once per operation it has on the machine)."""
+    n, n_ops, m = instance.n_jobs, instance.n_ops, instance.n_machines
+    if len(sequence) != m:
+        raise ValueError(f"{len(sequence)} machine rows for {m} machines")
+    for mc in range(m):
+        want = sorted(j for j in range(n) for k in range(n_ops) if instance.machines[j][k] == mc)
+        if sorted(sequence[mc]) != want:
+            raise ValueError(f"machine {mc} does not list each of its operations once")
+    ptr = [0] * m
+    nxt = [0] * n
+    job_end = [0] * n
+    mach_end = [0] * m
+    placed, total = 0, n * n_ops
+    while placed < total:
+        before = placed
+        for mc in range(m):
+            row = sequence[mc]
+            while ptr[mc] < len(row):
+                j = row[ptr[mc]]
+                k = nxt[j]
+                if k >= n_ops or instance.machines[j][k] != mc:
+                    break
+                end = max(job_end[j], mach_end[mc]) + instance.durations[j][k]
+                job_end[j] = mach_end[mc] = end
+                nxt[j] += 1
+                ptr[mc] += 1
+                placed += 1
+        if placed == before:
+            raise ValueError("the plan deadlocks (machine orders contradict job orders)")
+    return max(job_end)
+
+
+@functools.cache
+def _stored() -> dict[str, Any]:
+    try:
+        blob = resources.files("crab_gym.envs.realm.jobshop").joinpath("instances", PLANS_FILE).read_bytes()
+    except FileNotFoundError:
+        return {"plans": {}}
+    return json.loads(gzip.decompress(blob))
+
+
+@functools.cache
+def _by_fingerprint() -> dict[str, ReferencePlan]:
+    out = {}
+    for entry in _stored()["plans"].values():
+        plan = ReferencePlan.from_dict(entry)
+        out[plan.fingerprint] = plan
+    return out
+
+
+def stored_plans() -> dict[str, ReferencePlan]:
+    """Every stored plan, by instance name."""
+    return {p.instance: p for p in _by_fingerprint().values()}
+
+
+def reference_plan(instance: JSSPInstance) -> ReferencePlan | None:
+    """The stored plan of an instance with a shipped instance's data, else ``None``."""
+    if not _stored()["plans"]:
+        return None
+    key = instance._cache.get("fingerprint")
+    if key is None:
+        key = instance._cache["fingerprint"] = instance.fingerprint()
+    return _by_fingerprint().get(key)

@@ -1,0 +1,114 @@
+"""Regenerate the shipped P3/P4 instances and their reference values.
+
+    python -m crab_gym.envs.realm.ridesharing.build            # both problems
+    python -m crab_gym.envs.realm.ridesharing.build --only p4  # one of them
+
+Instances come from the seeded generators (``p3_<size>_<k>`` = ``generate_p3(size, seed=k)``,
+likewise for P4), so the files can always be rebuilt bit for bit. References:
+
+* P3: the RoutingModel oracle with the per-size time budget of
+  :data:`crab_gym.envs.realm.ridesharing.oracle.TIME_LIMITS`, one worker.
+* P4: the same oracle's plan made *before* any disruption (``initial``), then the adaptive
+  oracle that re-solves at each disruption (deterministic settings;
+  ``adaptive_oracle_value``). The ``value`` is the better of that and the greedy policy
+  (``policy`` says which; neither foresees disruptions). ``no_replan_value`` is what the
+  initial plan costs when simply followed.
+
+Each value is stored with its solver status, time budget and worker count. Runs take about
+five minutes on one core (the large instances dominate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from crab_gym.envs.realm.ridesharing.disruptions import INSTANCE_DIR as P4_DIR
+from crab_gym.envs.realm.ridesharing.disruptions import generate_p4
+from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIR as P3_DIR
+from crab_gym.envs.realm.ridesharing.model import P3Instance, generate_p3
+from crab_gym.envs.realm.ridesharing.oracle import SOLVER, TIME_LIMITS, solve_p3
+from crab_gym.envs.realm.ridesharing.resolve import (
+    RESOLVE_SOLUTION_LIMIT,
+    RESOLVE_TIME_GUARD,
+    adaptive_oracle,
+    best_reference,
+)
+from crab_gym.envs.realm.ridesharing.sim import simulate_plan
+
+#: Shipped instances per size class (20 per problem).
+COUNTS = {"small": 8, "medium": 7, "large": 5}
+
+
+def _write(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(text + "\n")
+
+
+def _p3_entry(inst: P3Instance) -> dict:
+    res = solve_p3(inst, time_limit=TIME_LIMITS[inst.size])
+    entry = res.to_dict()
+    entry["value"] = entry.pop("cost")
+    entry["fingerprint"] = inst.fingerprint()
+    return entry
+
+
+def build_p3() -> None:
+    refs = {}
+    for size, count in COUNTS.items():
+        for k in range(1, count + 1):
+            inst = generate_p3(size, seed=k, name=f"p3_{size}_{k:02d}")
+            _write(P3_DIR, inst.name, inst.to_json())
+            refs[inst.name] = _p3_entry(inst)
+            print(inst.name, inst.n_requests, refs[inst.name]["value"], refs[inst.name]["status"], flush=True)
+    (P3_DIR / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+
+
+def build_p4() -> None:
+    refs = {}
+    for size, count in COUNTS.items():
+        for k in range(1, count + 1):
+            inst = generate_p4(size, seed=k, name=f"p4_{size}_{k:02d}")
+            _write(P4_DIR, inst.name, inst.to_json())
+            initial = _p3_entry(inst)
+            initial.pop("fingerprint")
+            chain = adaptive_oracle(inst, initial["plan"])
+            best, policy = best_reference(inst, initial["plan"])
+            follow = simulate_plan(inst, initial["plan"], inst.disruptions)
+            refs[inst.name] = {
+                "value": best.cost,
+                "policy": policy,
+                "travel": best.travel,
+                "served": best.served,
+                "feasible": best.feasible,
+                "plan": best.plan,
+                "adaptive_oracle_value": chain.cost,
+                "status": "ADAPTIVE(" + initial["status"] + ")",
+                "time_limit_s": initial["time_limit_s"],
+                "workers": 1,
+                "solver": SOLVER + " + deterministic re-solve at each disruption",
+                "resolve_solution_limit": RESOLVE_SOLUTION_LIMIT,
+                "resolve_time_guard_s": RESOLVE_TIME_GUARD,
+                "resolves": chain.resolves,
+                "initial": initial,
+                "no_replan_value": follow.cost(),
+                "no_replan_feasible": not follow.violations,
+                "fingerprint": inst.fingerprint(),
+            }
+            print(inst.name, inst.n_requests, len(inst.disruptions), initial["value"], follow.cost(), chain.cost, best.cost, policy, flush=True)
+    (P4_DIR / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["p3", "p4"], default=None)
+    args = parser.parse_args(argv)
+    if args.only in (None, "p3"):
+        build_p3()
+    if args.only in (None, "p4"):
+        build_p4()
+
+
+if __name__ == "__main__":
+    main()

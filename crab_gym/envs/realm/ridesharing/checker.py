@@ -1,0 +1,210 @@
+"""Independent checker for P3/P4 plans: recompute the schedule and the metrics from a plan.
+
+It shares no code with the env's simulation (:mod:`ridesharing_sim`) or the network module:
+travel times come from networkx shortest paths over the instance's roads, with disruption
+effects written out again here. The env's ``info["metrics"]`` must agree with it.
+
+Rules it checks (see :mod:`crab_gym.envs.realm.ridesharing.model`): each vehicle leaves ``start_time``
+from its place, drives to each listed stop as soon as it has served the previous one, waits
+at a pickup until the window opens; the pickup must be by the window's close, the dropoff by
+the latest dropoff; the dropoff follows the pickup in the same vehicle; the load never
+exceeds the capacity. Trip times are those of the network at the trip's departure minute.
+
+Declared constraints (for ``constraint_satisfaction``): per request, (1) pickup in its window,
+(2) dropoff in time, (3) consistent service (both stops, once, same vehicle, pickup first, or
+neither); per vehicle, (4) capacity respected. An unserved request meets (1) and (2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from crab_gym.envs.realm.ridesharing.model import P3Instance
+
+
+def _route_ends(route: str, names: Sequence[str]) -> tuple[str, str] | None:
+    for i, ch in enumerate(route):
+        if ch == "-" and route[:i] in names and route[i + 1 :] in names:
+            return route[:i], route[i + 1 :]
+    return None
+
+
+class _Travel:
+    """Trip minutes at a departure minute, by Dijkstra over the roads in force then."""
+
+    def __init__(self, instance: P3Instance, disruptions: Sequence[Mapping[str, Any]]) -> None:
+        self.names = list(instance.locations)
+        self.graph = nx.DiGraph()
+        self.graph.add_nodes_from(self.names)
+        for i, a in enumerate(self.names):
+            for j, b in enumerate(self.names):
+                w = instance.roads[i][j]
+                if i != j and w is not None:
+                    self.graph.add_edge(a, b, minutes=int(w))
+        self.disruptions = [dict(d) for d in disruptions]
+
+    def _extra(self, a: str, b: str, t: int) -> int:
+        extra = 0
+        for d in self.disruptions:
+            start, dur = d.get("start"), int(d.get("duration", 0))
+            if start is None or not (start <= t < start + dur):
+                continue
+            kind = d["type"]
+            if kind == "accident":
+                if d["location"] in (a, b):
+                    extra += int(d.get("delay", 15))
+                continue
+            ends = _route_ends(d["route"], self.names)
+            if ends is None or {a, b} != set(ends):
+                continue
+            if kind == "road_closure":
+                extra += start + dur - t
+            elif kind == "construction":
+                extra += int(d.get("delay", 10))
+            else:
+                extra += int(d["delay"])
+        return extra
+
+    def minutes(self, a: str, b: str, t: int) -> int:
+        if a == b:
+            return 0
+        return int(
+            nx.shortest_path_length(
+                self.graph, a, b, weight=lambda u, v, e: e["minutes"] + self._extra(u, v, t)
+            )
+        )
+
+
+def check_plan(
+    instance: P3Instance,
+    solution: Mapping[str, Any],
+    *,
+    reference_cost: float | None = None,
+    disruptions: Sequence[Any] | None = None,
+    adaptation_reference: float | None = None,
+) -> dict[str, Any]:
+    """Recompute a plan's schedule, violations, cost and REALM metrics.
+
+    Args:
+        instance: the P3/P4 instance.
+        solution: ``{"assignments": {vehicle_id: ["pickup:p1", "dropoff:p1", ...]}}``; for P4 it
+            may carry ``"disruptions"`` (the ones applied, with their effective start minutes),
+            which then replace the instance's schedule.
+        reference_cost: the oracle's cost, for ``optimality`` (None: not computed).
+        disruptions: disruptions to use (overrides both of the above).
+        adaptation_reference: the re-solve oracle's cost, for ``adaptation`` (P4; None: left out).
+
+    Returns a dict with ``feasible``, ``violations`` (list of text), ``cost``, ``travel``,
+    ``served``, ``schedule`` and ``metrics``.
+    """
+    if disruptions is None:
+        disruptions = solution.get("disruptions")
+    if disruptions is None:
+        disruptions = getattr(instance, "disruptions", [])
+    plain = [d if isinstance(d, Mapping) else d.model_dump() for d in disruptions]
+    travel = _Travel(instance, plain)
+    requests = {r.passenger_id: r for r in instance.requests}
+    vehicles = {v.vehicle_id: v for v in instance.vehicles}
+    assignments = solution.get("assignments", {})
+
+    violations: list[str] = []
+    broken: dict[str, set[str]] = {pid: set() for pid in requests}
+    picked: dict[str, tuple[str, int]] = {}
+    dropped: dict[str, tuple[str, int]] = {}
+    over_capacity: set[str] = set()
+    total_travel = 0
+    schedule: dict[str, list[dict[str, Any]]] = {}
+    for vid, stops in assignments.items():
+        if vid not in vehicles:
+            violations.append(f"unknown vehicle {vid!r}")
+            continue
+        veh = vehicles[vid]
+        here, t, load = veh.location, instance.start_time, 0
+        aboard: set[str] = set()
+        schedule[vid] = []
+        for pos, stop in enumerate(stops):
+            kind, _, pid = str(stop).partition(":")
+            if kind not in ("pickup", "dropoff") or pid not in requests:
+                violations.append(f"{vid}: unknown stop {stop!r}")
+                continue
+            req = requests[pid]
+            target = req.pickup if kind == "pickup" else req.dropoff
+            arrive = t + travel.minutes(here, target, t)
+            total_travel += arrive - t
+            if kind == "pickup":
+                service = max(arrive, req.pickup_window[0])
+                if pid in picked:
+                    violations.append(f"{pid} picked up twice")
+                    broken[pid].add("service")
+                else:
+                    picked[pid] = (vid, pos)
+                if arrive > req.pickup_window[1]:
+                    violations.append(f"{pid} picked up late ({arrive} > {req.pickup_window[1]})")
+                    broken[pid].add("window")
+                load += req.passengers
+                aboard.add(pid)
+                if load > veh.capacity:
+                    violations.append(f"{vid} carries {load} > capacity {veh.capacity}")
+                    over_capacity.add(vid)
+            else:
+                service = arrive
+                if pid in dropped:
+                    violations.append(f"{pid} dropped off twice")
+                    broken[pid].add("service")
+                else:
+                    dropped[pid] = (vid, pos)
+                if pid not in aboard:
+                    violations.append(f"{vid} drops {pid} who is not on board")
+                    broken[pid].add("service")
+                else:
+                    aboard.discard(pid)
+                    load -= req.passengers
+                if arrive > req.latest_dropoff:
+                    violations.append(f"{pid} dropped off late ({arrive} > {req.latest_dropoff})")
+                    broken[pid].add("deadline")
+            schedule[vid].append({"stop": stop, "depart": t, "arrive": arrive, "service": service})
+            here, t = target, service
+        for pid in aboard:
+            violations.append(f"{pid} is never dropped off")
+            broken[pid].add("service")
+
+    served_ids = []
+    for pid in requests:
+        p, d = picked.get(pid), dropped.get(pid)
+        if p and d and p[0] == d[0] and p[1] < d[1] and "service" not in broken[pid]:
+            served_ids.append(pid)
+        elif p or d:
+            broken[pid].add("service")
+    served = len(served_ids)
+    n_req, n_veh = len(requests), len(vehicles)
+    declared = 3 * n_req + n_veh
+    failed = sum(len(b) for b in broken.values()) + len(over_capacity)
+    feasible = not violations
+    cost = total_travel + instance.unserved_penalty * (n_req - served)
+    active = {dropped[pid][0] for pid in served_ids}
+    metrics: dict[str, Any] = {
+        "planning_quality": served / n_req if n_req else 1.0,
+        "optimality": (_ratio(reference_cost, cost) if feasible else 0.0) if reference_cost is not None else None,
+        "constraint_satisfaction": 1.0 - failed / declared if declared else 1.0,
+        "coordination": len(active) / n_veh if n_veh else 0.0,
+    }
+    if adaptation_reference is not None:
+        metrics["adaptation"] = _ratio(adaptation_reference, cost) if feasible else 0.0
+    return {
+        "feasible": feasible,
+        "violations": violations,
+        "cost": cost,
+        "travel": total_travel,
+        "served": served,
+        "schedule": schedule,
+        "metrics": metrics,
+    }
+
+
+def _ratio(reference: float, cost: float) -> float:
+    if cost <= 0:
+        return 1.0
+    return max(0.0, min(1.0, float(reference) / float(cost)))

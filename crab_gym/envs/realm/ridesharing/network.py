@@ -1,0 +1,132 @@
+"""The road network of P3/P4: shortest-path travel times, and how disruptions change them.
+
+Why shortest paths: upstream REALM-Bench gives one number per ordered pair of places, and
+those numbers break the triangle inequality (going ``a -> c -> b`` can be quicker than the
+listed ``a -> b``). A driver may always pass through a place without stopping, so the travel
+time between two places is the shortest path over the listed roads. Road closures then have
+a natural meaning too: traffic takes the next best way round.
+
+Disruptions act on *roads* (the listed pairs) and only while active (``start <= t < end``):
+
+* ``traffic_delay`` and ``construction`` add ``delay`` minutes to the road ``a-b`` (both
+  directions);
+* ``accident`` adds ``delay`` minutes to every road that touches its location;
+* ``road_closure``: the road can be used only after it reopens, so a trip that departs at
+  ``t`` pays the remaining closure time ``end - t`` on top of the road's time (traffic goes
+  round when that is quicker, and a place never becomes unreachable).
+
+A trip's time is fixed by the network *at its departure* (a snapshot): a disruption affects
+the trips that depart while it is active, never a trip already on the road.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+#: Minutes standing in for "no road" inside the shortest-path computation.
+NO_ROAD = 10**7
+
+
+class DisruptionLike(Protocol):
+    """What the network needs from a disruption (see :mod:`crab_gym.envs.realm.ridesharing.disruptions`)."""
+
+    type: str
+    start: int | None
+    duration: int
+
+    def roads(self, index: dict[str, int], names: Sequence[str]) -> list[tuple[int, int]]: ...
+
+    def added_minutes(self, at: int) -> int: ...
+
+
+def split_route(route: str, names: Iterable[str]) -> tuple[str, str] | None:
+    """Split ``"a-b"`` into two known names; names may themselves contain ``-``."""
+    known = set(names)
+    hits = [
+        (route[:i], route[i + 1 :])
+        for i, ch in enumerate(route)
+        if ch == "-" and route[:i] in known and route[i + 1 :] in known
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
+def shortest_paths(weights: np.ndarray) -> np.ndarray:
+    """Floyd-Warshall on a dense matrix (``NO_ROAD`` = missing road); integer minutes."""
+    d = np.array(weights, dtype=np.int64, copy=True)
+    np.fill_diagonal(d, 0)
+    for k in range(d.shape[0]):
+        np.minimum(d, d[:, k : k + 1] + d[k : k + 1, :], out=d)
+    return d
+
+
+class RoadNetwork:
+    """Travel times between the places of one instance, with and without disruptions.
+
+    Args:
+        locations: place names (matrix order).
+        roads: ``roads[i][j]`` minutes on the direct road ``i -> j``, or None for no road.
+    """
+
+    def __init__(self, locations: Sequence[str], roads: Sequence[Sequence[int | None]]) -> None:
+        self.locations = list(locations)
+        self.index = {name: i for i, name in enumerate(self.locations)}
+        n = len(self.locations)
+        base = np.full((n, n), NO_ROAD, dtype=np.int64)
+        for i in range(n):
+            for j in range(n):
+                if i != j and roads[i][j] is not None:
+                    base[i, j] = int(roads[i][j])
+        np.fill_diagonal(base, 0)
+        self.base = base
+        self.has_road = base < NO_ROAD
+        np.fill_diagonal(self.has_road, False)
+        self.static = shortest_paths(base)
+        self._cache: dict[Any, np.ndarray] = {}
+
+    @property
+    def n(self) -> int:
+        return len(self.locations)
+
+    def connected(self) -> bool:
+        """Every place reachable from every other one."""
+        return bool((self.static < NO_ROAD).all())
+
+    def weights_at(self, active: Sequence[DisruptionLike], at: int) -> np.ndarray:
+        """Road minutes in force for a trip departing at ``at`` (before shortest paths)."""
+        w = self.base.copy()
+        for d in active:
+            extra = int(d.added_minutes(at))
+            if extra <= 0:
+                continue
+            for i, j in d.roads(self.index, self.locations):
+                if self.has_road[i, j]:
+                    w[i, j] += extra
+        return w
+
+    def matrix_at(self, active: Sequence[DisruptionLike], at: int) -> np.ndarray:
+        """Shortest-path minutes for trips departing at ``at`` under the ``active`` disruptions.
+
+        Read-only: the returned array is shared by a cache.
+        """
+        if not active:
+            return self.static
+        depends_on_time = any(d.type == "road_closure" for d in active)
+        key = (tuple(active), int(at) if depends_on_time else None)
+        hit = self._cache.get(key)
+        if hit is None:
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            hit = shortest_paths(self.weights_at(active, at))
+            hit.setflags(write=False)
+            self._cache[key] = hit
+        return hit
+
+
+def active_at(disruptions: Iterable[DisruptionLike], t: int) -> tuple[DisruptionLike, ...]:
+    """The disruptions in force at minute ``t`` (``start <= t < start + duration``)."""
+    return tuple(
+        d for d in disruptions if d.start is not None and d.start <= t < d.start + d.duration
+    )

@@ -1,0 +1,309 @@
+"""OR-Tools oracle for P3 (urban ride-sharing, a dial-a-ride problem).
+
+Formulation (RoutingModel):
+
+* one start node per vehicle (its place, its free minute) and one shared dummy end node that
+  every node reaches at zero cost, so routes are open;
+* a pickup node and a dropoff node per request, tied with ``AddPickupAndDelivery``, the same
+  vehicle (``VehicleVar`` equality) and pickup-before-dropoff (time cumuls);
+* arc cost = shortest-path travel minutes (the objective is the total travel time);
+* a ``Time`` dimension whose slack is waiting: the pickup's cumul (the minute the passenger
+  boards) lies in the pickup window, the dropoff's cumul is at most the latest dropoff;
+* a ``Load`` dimension with each vehicle's capacity (+passengers at pickup, - at dropoff);
+* each pickup sits in a disjunction with the instance's ``unserved_penalty``, so a request
+  may be dropped at that stated price and the solver always returns a plan.
+
+The same builder serves the P4 re-solve (:mod:`crab_gym.envs.realm.ridesharing.resolve`):
+vehicles then start where and when they become free, passengers already on board are
+dropoff-only nodes pinned to their vehicle, and their deadlines become soft (a large cost
+per minute late) so that a plan always comes back.
+
+Reference values: parallel cheapest insertion, then guided local search for a time budget.
+Re-solves inside an episode use a deterministic variant (see :func:`solve_darp`). Neither
+proves optimality, so the status is OR-Tools' routing status; tests compare the values with
+brute force on small instances. The routing solver is single-threaded (``workers = 1``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+
+from crab_gym.envs.realm.ridesharing.model import P3Instance
+
+#: Default search budget in seconds per size class.
+TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
+
+#: Solver description recorded with every value.
+SOLVER = "ortools RoutingModel (PARALLEL_CHEAPEST_INSERTION + GUIDED_LOCAL_SEARCH)"
+
+#: Cost per minute late for on-board passengers in a re-solve (soft deadlines).
+LATE_COST = 10_000
+
+
+def default_time_limit(instance: P3Instance) -> float:
+    if instance.size in TIME_LIMITS:
+        return TIME_LIMITS[instance.size]
+    r = instance.n_requests
+    return 1.0 if r <= 5 else 5.0 if r <= 12 else 20.0
+
+
+@dataclass
+class DarpVehicle:
+    """A vehicle as the solver sees it: where and when it is free, what it carries."""
+
+    index: int
+    loc: int
+    free: int
+    capacity: int
+    load: int = 0
+    onboard: list[int] = field(default_factory=list)
+
+
+@dataclass
+class DarpResult:
+    """Stop codes per vehicle index, and how the search ended."""
+
+    routes: dict[int, list[int]]
+    status: str
+    objective: int | None
+    time_limit_s: float
+    solution_limit: int | None = None
+    workers: int = 1
+    solver: str = SOLVER
+    solve_seconds: float = field(default=0.0, compare=False)
+
+
+@dataclass
+class _Model:
+    routing: Any
+    manager: Any
+    node_stop: list[int]
+
+
+def _build(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle], waiting: list[int]) -> _Model:
+    reqs = instance.requests
+    index = instance.index
+    nv = len(vehicles)
+    # nodes: vehicle starts, the end, then (pickup, dropoff) per waiting request, then on-board dropoffs
+    node_loc: list[int] = [v.loc for v in vehicles] + [-1]
+    node_stop: list[int] = [-1] * (nv + 1)
+    end = nv
+    pairs: list[tuple[int, int, int]] = []
+    for r in waiting:
+        p, d = len(node_loc), len(node_loc) + 1
+        node_loc += [index[reqs[r].pickup], index[reqs[r].dropoff]]
+        node_stop += [2 * r, 2 * r + 1]
+        pairs.append((r, p, d))
+    pinned: list[tuple[int, int, int]] = []  # (model vehicle, request, node)
+    for mv, v in enumerate(vehicles):
+        for r in v.onboard:
+            node_loc.append(index[reqs[r].dropoff])
+            node_stop.append(2 * r + 1)
+            pinned.append((mv, r, len(node_loc) - 1))
+    n = len(node_loc)
+    big = int(matrix.max()) if matrix.size else 0
+    horizon = max([instance.horizon] + [v.free for v in vehicles]) + 2 * big + 60
+    transit = [[0] * n for _ in range(n)]
+    for i in range(n):
+        if node_loc[i] < 0:
+            continue
+        row = matrix[node_loc[i]]
+        for j in range(n):
+            if node_loc[j] >= 0:
+                transit[i][j] = int(row[node_loc[j]])
+    manager = pywrapcp.RoutingIndexManager(n, nv, list(range(nv)), [end] * nv)
+    routing = pywrapcp.RoutingModel(manager)
+    transit_cb = routing.RegisterTransitMatrix(transit)
+    routing.SetArcCostEvaluatorOfAllVehicles(transit_cb)
+    routing.AddDimension(transit_cb, horizon, horizon, False, "Time")
+    tdim = routing.GetDimensionOrDie("Time")
+    demand = [0] * n
+    for r, p, d in pairs:
+        demand[p], demand[d] = reqs[r].passengers, -reqs[r].passengers
+    for _, r, node in pinned:
+        demand[node] = -reqs[r].passengers
+    load_cb = routing.RegisterUnaryTransitVector(demand)
+    # A vehicle already carrying more than its capacity (an overloaded plan earlier in the
+    # episode) can only drop off: its model capacity is its current load, never less.
+    capacities = [max(v.capacity, v.load) for v in vehicles]
+    routing.AddDimensionWithVehicleCapacity(load_cb, 0, capacities, False, "Load")
+    ldim = routing.GetDimensionOrDie("Load")
+    solver = routing.solver()
+    for mv, v in enumerate(vehicles):
+        start = routing.Start(mv)
+        tdim.CumulVar(start).SetRange(v.free, v.free)
+        ldim.CumulVar(start).SetRange(v.load, v.load)
+    for r, p, d in pairs:
+        pi, di = manager.NodeToIndex(p), manager.NodeToIndex(d)
+        lo, hi = reqs[r].pickup_window
+        routing.AddPickupAndDelivery(pi, di)
+        solver.Add(routing.VehicleVar(pi) == routing.VehicleVar(di))
+        solver.Add(tdim.CumulVar(pi) <= tdim.CumulVar(di))
+        tdim.CumulVar(pi).SetRange(lo, max(lo, min(hi, horizon)))
+        tdim.CumulVar(di).SetRange(0, max(0, min(reqs[r].latest_dropoff, horizon)))
+        routing.AddDisjunction([pi], int(instance.unserved_penalty))
+        routing.AddDisjunction([di], 0)
+    for mv, r, node in pinned:
+        idx = manager.NodeToIndex(node)
+        # Pin the passenger to its vehicle. VehicleVar().SetValue works on every OR-Tools
+        # release; SetAllowedVehiclesForIndex rejects Python lists from 9.15 on.
+        routing.VehicleVar(idx).SetValue(mv)
+        tdim.SetCumulVarSoftUpperBound(idx, reqs[r].latest_dropoff, LATE_COST)
+    return _Model(routing, manager, node_stop)
+
+
+def _solve_once(
+    model: _Model, vehicles: list[DarpVehicle], first: str, meta: str, time_limit: float, solution_limit: int | None
+) -> tuple[dict[int, list[int]] | None, int | None, str]:
+    routing, manager = model.routing, model.manager
+    params = pywrapcp.DefaultRoutingSearchParameters()
+    params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, first)
+    params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, meta)
+    params.time_limit.FromMilliseconds(int(time_limit * 1000))
+    if solution_limit is not None:
+        params.solution_limit = int(solution_limit)
+    assignment = routing.SolveWithParameters(params)
+    status = routing_status_name(routing.status())
+    if assignment is None:
+        return None, None, status
+    routes: dict[int, list[int]] = {}
+    for mv, v in enumerate(vehicles):
+        idx = routing.Start(mv)
+        stops = []
+        while not routing.IsEnd(idx):
+            node = manager.IndexToNode(idx)
+            if model.node_stop[node] >= 0:
+                stops.append(model.node_stop[node])
+            idx = assignment.Value(routing.NextVar(idx))
+        routes[v.index] = stops
+    return routes, int(assignment.ObjectiveValue()), status
+
+
+def routing_status_name(code: int) -> str:
+    """OR-Tools' name of a routing status code, e.g. ``"ROUTING_SUCCESS"``.
+
+    The ``RoutingSearchStatus`` enum arrived in OR-Tools 9.10; before it, the codes were
+    constants of ``RoutingModel``. Both are read, so that every release we allow works.
+    """
+    enum = getattr(routing_enums_pb2, "RoutingSearchStatus", None)
+    if enum is not None:
+        return enum.Value.Name(code)
+    names = {getattr(pywrapcp.RoutingModel, n): n for n in dir(pywrapcp.RoutingModel) if n.startswith("ROUTING_")}
+    return names.get(code, f"ROUTING_STATUS_{code}")
+
+
+#: First-solution strategies tried by the deterministic search (greedy descent from each).
+DETERMINISTIC_STARTS = ("PARALLEL_CHEAPEST_INSERTION", "LOCAL_CHEAPEST_INSERTION", "PATH_CHEAPEST_ARC")
+
+
+def solve_darp(
+    instance: P3Instance,
+    matrix: np.ndarray,
+    vehicles: list[DarpVehicle],
+    waiting: list[int],
+    *,
+    time_limit: float,
+    solution_limit: int | None = None,
+) -> DarpResult:
+    """Route ``waiting`` requests (and the passengers on board) with the given vehicles.
+
+    ``matrix`` holds the place-to-place minutes to use. Without ``solution_limit``: guided
+    local search until ``time_limit`` seconds. With it, a *deterministic* search: greedy
+    descent from each of :data:`DETERMINISTIC_STARTS`, then (when at least three requests are
+    left to place, so that the search has room to move) guided local search stopped after
+    ``solution_limit`` solutions; ``time_limit`` then only guards against a runaway search.
+    The best plan wins (ties: the first found).
+    """
+    t0 = time.perf_counter()
+    if not vehicles:
+        return DarpResult({}, "NO_VEHICLE", None, time_limit, solution_limit)
+    best: tuple[dict[int, list[int]] | None, int | None, str] = (None, None, "ROUTING_NOT_SOLVED")
+    if solution_limit is None:
+        attempts = [("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", None)]
+    else:
+        attempts = [(fs, "GREEDY_DESCENT", None) for fs in DETERMINISTIC_STARTS]
+        if len(waiting) >= 3:
+            attempts.append(("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", solution_limit))
+    for first, meta, limit in attempts:
+        model = _build(instance, matrix, vehicles, waiting)
+        found = _solve_once(model, vehicles, first, meta, time_limit, limit)
+        if found[0] is not None and (best[1] is None or found[1] < best[1]):
+            best = found
+        elif best[0] is None:
+            best = (None, None, found[2])
+    routes, objective, status = best
+    return DarpResult(
+        routes or {},
+        status,
+        objective,
+        time_limit,
+        solution_limit,
+        solve_seconds=time.perf_counter() - t0,
+    )
+
+
+@dataclass
+class P3OracleResult:
+    """The oracle's plan for a P3 instance and its value (travel + penalties, minutes)."""
+
+    plan: dict[str, list[str]]
+    cost: int
+    travel: int
+    served: int
+    unserved: list[str]
+    status: str
+    time_limit_s: float
+    workers: int = 1
+    solver: str = SOLVER
+    solution_limit: int | None = None
+    solve_seconds: float = field(default=0.0, compare=False)
+
+    def solution(self) -> dict[str, Any]:
+        """The plan in REALM's solution shape."""
+        return {"assignments": {k: list(v) for k, v in self.plan.items()}}
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("solve_seconds")
+        return out
+
+
+def solve_p3(
+    instance: P3Instance, *, time_limit: float | None = None, solution_limit: int | None = None
+) -> P3OracleResult:
+    """Solve a P3 instance from its start (no disruptions) and score the plan by simulation."""
+    from crab_gym.envs.realm.ridesharing.sim import simulate_plan
+
+    limit = default_time_limit(instance) if time_limit is None else float(time_limit)
+    vehicles = [
+        DarpVehicle(index=k, loc=instance.index[v.location], free=instance.start_time, capacity=v.capacity)
+        for k, v in enumerate(instance.vehicles)
+    ]
+    res = solve_darp(
+        instance,
+        instance.network.static,
+        vehicles,
+        list(range(instance.n_requests)),
+        time_limit=limit,
+        solution_limit=solution_limit,
+    )
+    names = instance.stop_names()
+    plan = {v.vehicle_id: [names[s] for s in res.routes.get(k, [])] for k, v in enumerate(instance.vehicles)}
+    sim = simulate_plan(instance, plan)
+    unserved = [r.passenger_id for r, st in zip(instance.requests, sim.status) if st != 2]
+    return P3OracleResult(
+        plan=plan,
+        cost=sim.cost(),
+        travel=sim.travel_minutes(),
+        served=sim.served(),
+        unserved=unserved,
+        status=res.status,
+        time_limit_s=limit,
+        solution_limit=solution_limit,
+        solve_seconds=res.solve_seconds,
+    )

@@ -1,0 +1,186 @@
+"""P4 oracle: re-solve from the state at each disruption, keeping what is done.
+
+The adaptive oracle drives a plan until a disruption is applied (the clock reaches it), then
+re-solves the rest with the P3 model (:func:`~crab_gym.envs.realm.ridesharing.oracle.solve_darp`)
+from that state: stops already served and trips already under way are kept; each vehicle
+starts where and when it becomes free, with its passengers on board pinned to it. It plans
+once with the travel times in force at that minute and once with the undisrupted ones, and
+goes on with whichever of those two plans, the current one and a greedy completion does best
+when simulated with what is known then (the disruptions that have started, with their durations; nothing about
+later ones). The chosen plan is driven on until the next disruption, and so on. Its final
+cost, simulated with the real time-dependent travel times, is the reference for the
+adaptation metric.
+
+Re-solves are deterministic (a solution limit, not a wall-clock limit, ends the search), so
+the reference is the same on every run: an agent that follows the oracle's plan scores
+adaptation 1 exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crab_gym.envs.realm.ridesharing.heuristics import greedy_completion
+from crab_gym.envs.realm.ridesharing.model import P3Instance
+from crab_gym.envs.realm.ridesharing.oracle import DarpVehicle, solve_darp
+from crab_gym.envs.realm.ridesharing.sim import WAITING, RideSim, plan_codes
+
+#: Solutions the deterministic re-solve search may visit, and its wall-clock guard (s).
+RESOLVE_SOLUTION_LIMIT = 100
+RESOLVE_TIME_GUARD = 3.0
+
+
+def resolve_from_state(
+    sim: RideSim,
+    *,
+    solution_limit: int = RESOLVE_SOLUTION_LIMIT,
+    time_limit: float = RESOLVE_TIME_GUARD,
+    travel: str = "now",
+) -> tuple[dict[int, list[int]], dict[str, Any]]:
+    """A new plan (stop codes per vehicle index) for what is left, from the state of ``sim``.
+
+    ``travel="now"`` plans with the travel times in force at the clock (as if the current
+    disruptions lasted), ``"static"`` with the undisrupted ones (as if they were over).
+    """
+    clock = sim.clock
+    if clock is None:
+        return {}, {"clock": None, "status": "NOTHING_LEFT"}
+    vehicles = [
+        DarpVehicle(index=k, loc=v.loc, free=v.free, capacity=v.capacity, load=v.load, onboard=list(v.onboard))
+        for k, v in enumerate(sim.vehicles)
+        if not v.parked
+    ]
+    waiting = [r for r in range(sim.R) if sim.status[r] == WAITING]
+    matrix = sim.matrix(clock) if travel == "now" else sim.net.static
+    res = solve_darp(sim.inst, matrix, vehicles, waiting, time_limit=time_limit, solution_limit=solution_limit)
+    if not res.routes:  # no solution at all: keep passengers on board, drop the rest
+        res.routes = {v.index: [2 * r + 1 for r in v.onboard] for v in vehicles}
+    log = {
+        "clock": clock,
+        "travel": travel,
+        "status": res.status,
+        "solution_limit": solution_limit,
+        "time_limit_s": time_limit,
+        "workers": 1,
+    }
+    return res.routes, log
+
+
+def _outlook(sim: RideSim, plan: Mapping[int, Sequence[int]]) -> tuple[int, int]:
+    """(violations, cost) of finishing ``plan`` from ``sim`` knowing only the disruptions
+    already applied (later ones are unknown to the oracle)."""
+    trial = sim.copy()
+    trial.pending = []
+    trial.run_plan(plan)
+    return len(trial.violations), trial.cost()
+
+
+def _best_of(sim: RideSim, keep: Mapping[int, Sequence[int]] | None, **resolve_kwargs: Any) -> tuple[dict[int, list[int]], dict[str, Any]]:
+    """The plan to follow from here: the current one (if any), a re-solve planned with the
+    travel times in force now, one with the undisrupted ones, or the greedy completion,
+    whichever looks best with what is known (fewer violations, then lower cost; ties keep the
+    earlier candidate)."""
+    candidates: list[tuple[dict[int, list[int]], dict[str, Any]]] = []
+    if keep is not None:
+        candidates.append(({k: list(v) for k, v in keep.items()}, {"clock": sim.clock, "travel": "previous plan"}))
+    for travel in ("now", "static"):
+        candidates.append(resolve_from_state(sim, travel=travel, **resolve_kwargs))
+    candidates.append((greedy_completion(sim), {"clock": sim.clock, "travel": "greedy"}))
+    scores = [_outlook(sim, plan) for plan, _ in candidates]
+    best = min(range(len(candidates)), key=lambda i: (scores[i], i))
+    plan, log = candidates[best]
+    log = dict(candidates[-1][1], chosen=log["travel"], outlook_cost=scores[best][1])
+    return plan, log
+
+
+def continue_adaptively(sim: RideSim, plan: Mapping[int, Sequence[int]], **resolve_kwargs: Any) -> list[dict[str, Any]]:
+    """Drive ``plan``; at every disruption pick the plan to go on with (see :func:`_best_of`),
+    until every vehicle parks."""
+    log: list[dict[str, Any]] = []
+    current = {k: list(v) for k, v in plan.items()}
+    while not sim.done:
+        remaining, fired = sim.run_plan(current, pause_on_disruption=True)
+        if sim.done:
+            break
+        current, entry = _best_of(sim, remaining, **resolve_kwargs)
+        entry["after"] = [d.describe() for d in fired]
+        log.append(entry)
+    return log
+
+
+@dataclass
+class AdaptiveResult:
+    """The adaptive oracle's final plan (REALM shape), its cost and its re-solves."""
+
+    plan: dict[str, list[str]]
+    cost: int
+    travel: int
+    served: int
+    feasible: bool
+    resolves: list[dict[str, Any]] = field(default_factory=list)
+
+    def solution(self) -> dict[str, Any]:
+        return {"assignments": {k: list(v) for k, v in self.plan.items()}}
+
+
+def _result(sim: RideSim, log: list[dict[str, Any]]) -> AdaptiveResult:
+    return AdaptiveResult(
+        plan=sim.assignments(),
+        cost=sim.cost(),
+        travel=sim.travel_minutes(),
+        served=sim.served(),
+        feasible=not sim.violations,
+        resolves=log,
+    )
+
+
+def adaptive_oracle(
+    instance: P3Instance,
+    initial_plan: Mapping[str, Sequence[str]],
+    schedule: Sequence[Any] | None = None,
+    **resolve_kwargs: Any,
+) -> AdaptiveResult:
+    """Follow ``initial_plan`` (made before any disruption) and re-solve at each disruption.
+
+    ``schedule`` defaults to the instance's own disruptions.
+    """
+    if schedule is None:
+        schedule = getattr(instance, "disruptions", [])
+    sim = RideSim(instance, schedule)
+    log = continue_adaptively(sim, plan_codes(instance, initial_plan), **resolve_kwargs)
+    return _result(sim, log)
+
+
+def best_reference(
+    instance: P3Instance,
+    initial_plan: Mapping[str, Sequence[str]],
+    schedule: Sequence[Any] | None = None,
+    **resolve_kwargs: Any,
+) -> tuple[AdaptiveResult, str]:
+    """The P4 reference: the better (fewer violations, then lower cost) of the adaptive oracle
+    and the greedy policy, both without foresight of disruptions. Returns (result, which)."""
+    from crab_gym.envs.realm.ridesharing.heuristics import drive_greedily
+
+    if schedule is None:
+        schedule = getattr(instance, "disruptions", [])
+    oracle = adaptive_oracle(instance, initial_plan, schedule, **resolve_kwargs)
+    greedy = _result(drive_greedily(RideSim(instance, schedule)), [])
+    if (not greedy.feasible, greedy.cost) < (not oracle.feasible, oracle.cost):
+        return greedy, "greedy"
+    return oracle, "adaptive_oracle"
+
+
+def adaptive_from_state(
+    snapshot: RideSim, keep: Mapping[int, Sequence[int]] | None = None, **resolve_kwargs: Any
+) -> AdaptiveResult:
+    """The adaptive oracle taking over from a state (a copy is used; ``snapshot`` is kept).
+
+    ``keep``: the plan being followed at that state, if any (e.g. the rest of a submitted
+    plan), which the oracle may go on with if it looks best.
+    """
+    sim = snapshot.copy()
+    plan, entry = _best_of(sim, keep, **resolve_kwargs)
+    log = [entry] + continue_adaptively(sim, plan, **resolve_kwargs)
+    return _result(sim, log)
