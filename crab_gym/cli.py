@@ -3,11 +3,13 @@
 Exit codes of ``crab-gym run``: 0 every episode ran; 1 some episode raised (it is listed in
 the report, and the other episodes still ran); 2 a usage mistake, reported on one line of
 stderr before anything runs; 130 interrupted (the episodes finished so far are reported).
+A missing extra (``serve`` without the ``desktop`` extra) is also one line and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections.abc import Sequence
@@ -15,6 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+
+from crab_gym._optional import MissingExtraError
+from crab_gym.baselines.registry import policy_specs
+from crab_gym.core.benchmark import Benchmark
+from crab_gym.envs.desktop.cli import add_serve_parser
+from crab_gym.envs.registration import ENV_SPECS
 
 DEFAULT_ENVS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -51,18 +59,12 @@ def _message(exc: BaseException) -> str:
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 # ====================================================================== list
 def cmd_list(args: argparse.Namespace) -> int:
-    import crab_gym  # noqa: F401  (registers the ids)
-    from crab_gym.baselines.registry import policy_specs
-    from crab_gym.envs.registration import ENV_SPECS
-
     print("envs:")
     for spec in ENV_SPECS:
         print(f"  {spec.id:24s} {spec.entry_point}")
@@ -159,10 +161,6 @@ def _finish(report: Any, args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import crab_gym  # noqa: F401
-    from crab_gym.baselines.registry import policy_specs
-    from crab_gym.core.benchmark import Benchmark
-
     kwargs = _check_run_args(args)
     specs = policy_specs()
     _check_names(args.env, args.policy, specs)
@@ -251,15 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=cmd_run)
-    try:
-        from crab_gym.envs.desktop.cli import add_serve_parser
-    except ImportError:  # the desktop module is optional at import time
-        add_serve_parser = None
-    if add_serve_parser is not None:
-        p_serve = add_serve_parser(sub)
-        for action in p_serve._actions:  # every option documented, whoever added it
-            if action.help is None and action.dest == "log_level":
-                action.help = "server log level (default: %(default)s)"
+    # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
+    p_serve = add_serve_parser(sub)
+    for action in p_serve._actions:  # every option documented, whoever added it
+        if action.help is None and action.dest == "log_level":
+            action.help = "server log level (default: %(default)s)"
     return parser
 
 
@@ -272,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     try:
         return int(args.func(args) or 0)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:  # e.g. `serve` without the desktop extra
         print(f"crab-gym {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
 

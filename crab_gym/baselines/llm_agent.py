@@ -22,6 +22,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym._optional import require
 from crab_gym.wrappers.llm_adapter import LLMAdapter
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
 
@@ -390,10 +391,7 @@ def _assistant_dict(message: Any) -> dict[str, Any]:
 
 
 def _make_client(base_url: str | None, api_key: str | None, api_key_env: str, max_retries: int, timeout: float) -> Any:
-    try:
-        import openai
-    except ImportError as exc:  # pragma: no cover - depends on extras
-        raise ImportError('LLMAgent needs the openai client: pip install "crab_gym[llm]"') from exc
+    openai = require("openai", "llm")  # imported on first use: the optional llm extra
     if not api_key:
         if base_url is None:
             raise ValueError(

@@ -21,6 +21,10 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym.envs.realm.jobshop import oracle
+from crab_gym.envs.realm.jobshop.env import JobShopEnv
+from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts
+
 logger = logging.getLogger(__name__)
 
 
@@ -58,8 +62,6 @@ class OraclePolicy:
 
     def plan_arguments(self, base: Any) -> dict[str, Any]:
         """The ``submit_plan`` arguments of the reference plan for ``base``'s instance."""
-        from crab_gym.envs.realm.jobshop.env import JobShopEnv
-
         if isinstance(base, JobShopEnv):
             return {"sequence": self._jssp_sequence(base)}
         record = base.reference_record if hasattr(base, "reference_record") else None
@@ -78,9 +80,6 @@ class OraclePolicy:
 
     def _jssp_sequence(self, base: Any) -> list[list[int]]:
         """The stored plan of a shipped instance; otherwise CP-SAT's best schedule."""
-        from crab_gym.envs.realm.jobshop import oracle
-        from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts
-
         inst = base.instance
         plan = reference_plan(inst)
         if plan is not None:

@@ -14,7 +14,13 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym.baselines.llm_agent import LLMAgent
+from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
+from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
+from crab_gym.envs.realm.jobshop.heuristics import RULES
+from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
 
 REALM_IDS = ("Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0")
 
@@ -52,13 +58,6 @@ class _EnvPolicy:
         return self.choose(self.env)
 
 
-def _llm_agent() -> Any:
-    """An :class:`LLMAgent` configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)."""
-    from crab_gym.baselines.llm_agent import LLMAgent
-
-    return LLMAgent()
-
-
 def _entry_point(env_id: str) -> str:
     """What identifies an env's class: its registered entry point (else the bare id)."""
     bare = env_id.split(":", 1)[-1]
@@ -71,11 +70,6 @@ def _entry_point(env_id: str) -> str:
 
 def policy_specs() -> dict[str, PolicySpec]:
     """Every named policy, with the envs it fits."""
-    from crab_gym.baselines.oracle_policy import OraclePolicy
-    from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy, InsertionTourPolicy
-    from crab_gym.envs.realm.jobshop.heuristics import RULES
-    from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
-
     specs = [
         PolicySpec("random", lambda env: RandomPolicy(env, seed=0), None,
                    "uniform over the legal actions (action mask), else action_space.sample()"),
@@ -87,7 +81,9 @@ def policy_specs() -> dict[str, PolicySpec]:
                    "earliest-preferred group first, to the guide who can start it soonest"),
         PolicySpec("ridesharing_greedy", lambda env: _EnvPolicy(env, greedy_action), ("Realm-P3-v0", "Realm-P4-v0"),
                    "each free vehicle to the legal stop it can serve soonest"),
-        PolicySpec("llm", lambda env: _llm_agent(), None,
+        # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
+        # imported when the agent first talks to a model
+        PolicySpec("llm", lambda env: LLMAgent(), None,
                    "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)"),
     ]
     specs += [

@@ -128,8 +128,8 @@ class EpisodeStats(gym.Wrapper):
 
 
 def _make_worker_env(env_id: str, env_kwargs: dict[str, Any], wrappers: tuple[WrapperFn, ...]) -> gym.Env:
-    import crab_gym  # noqa: F401  (registers the ids inside a fresh worker process)
-
+    # A fresh worker process has the ids registered: unpickling this function imports this
+    # module, and importing any crab_gym module runs crab_gym/__init__.py (register_envs()).
     return make_masked_env(env_id, env_kwargs=env_kwargs, wrappers=wrappers)
 
 

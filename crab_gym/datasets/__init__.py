@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from crab_gym.datasets.upstream import load_realm_instance
-from crab_gym.envs.realm.campus_tour.model import generate_p1, load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
-from crab_gym.envs.realm.group_tours.model import generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
-from crab_gym.envs.realm.ridesharing.disruptions import generate_p4, load_p4, shipped_p4_names
-from crab_gym.envs.realm.ridesharing.model import generate_p3, load_p3, shipped_p3_names
+from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4, shipped_p3_names, shipped_p4_names
+from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
 
 #: problem -> (list shipped names, load a name/path/mapping/object, draw a seeded instance)
 PROBLEMS: dict[str, tuple[Callable[[], list[str]], Callable[[Any], Any], Callable[..., Any]]] = {

@@ -7,10 +7,10 @@ keys (:data:`~crab_gym.envs.realm.common.upstream.PROBLEM_KEYS`):
 ==========================================  =======  ==============================================
 keys                                        problem  converter
 ==========================================  =======  ==============================================
-``distances`` + ``time_windows``            P1       ``campus_tour.model.from_upstream_p1``
-``visitor_groups`` + ``tour_guides``        P2       ``group_tours.model.from_upstream_p2``
-``city_map`` + ``ride_requests``            P3       ``ridesharing.model.from_upstream_p3``
-the P3 keys + ``disruptions``               P4       ``ridesharing.disruptions.from_upstream_p4``
+``distances`` + ``time_windows``            P1       ``campus_tour.formats.from_upstream_p1``
+``visitor_groups`` + ``tour_guides``        P2       ``group_tours.formats.from_upstream_p2``
+``city_map`` + ``ride_requests``            P3       ``ridesharing.formats.from_upstream_p3``
+the P3 keys + ``disruptions``               P4       ``ridesharing.formats.from_upstream_p4``
 ==========================================  =======  ==============================================
 """
 
@@ -20,13 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crab_gym.envs.realm.campus_tour.model import from_upstream_p1
+from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.loading import read_json
 from crab_gym.envs.realm.common.upstream import PROBLEM_KEYS, detect_problem, missing_key_error, partial_upstream
-from crab_gym.envs.realm.group_tours.model import from_upstream_p2
-from crab_gym.envs.realm.ridesharing.disruptions import from_upstream_p4
-from crab_gym.envs.realm.ridesharing.model import from_upstream_p3
+from crab_gym.envs.realm.group_tours.formats import from_upstream_p2
+from crab_gym.envs.realm.ridesharing.formats import from_upstream_p3, from_upstream_p4
 
 #: The family converter of each upstream problem.
 CONVERTERS: dict[str, Callable[[Any, str], Any]] = {

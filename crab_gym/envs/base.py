@@ -109,6 +109,28 @@ class CrabEnv(gym.Env):
         """Whether this action may pass a sub-goal (False skips the graph check: a speed hook)."""
         return True
 
+    def _begin_step(self) -> None:
+        """Called first in every ``step`` (e.g. to clear last step's event text)."""
+
+    def _end_step(self) -> None:
+        """Called last in every ``step``, even one that raised (e.g. to drop a pending plan)."""
+
+    def _fast_step(self, action: Any) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+        """Recognise a well-formed, *legal* action cheaply and carry it out; return
+        ``(tool call, action name, values)``, or None to take the generic path (which parses,
+        validates and checks). A speed hook for the hot action of RL training: it must give
+        exactly what the generic path gives for the same action."""
+        return None
+
+    def _step_reward(self, name: str, values: dict[str, Any], reward: float) -> float:
+        """The reward of a valid step, given the default one (progress + optimality): a hook
+        for alternative reward modes."""
+        return reward
+
+    def _check_progress(self, name: str, values: dict[str, Any]) -> list[str]:
+        """Step the sub-goal graph after a valid action; the names of the sub-goals passed."""
+        return [node.name for node in self.graph.step(self)]
+
     # ================================================================== API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
@@ -122,6 +144,17 @@ class CrabEnv(gym.Env):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         if self.graph is None:
             raise gym.error.ResetNeeded("call reset() before step()")
+        self._begin_step()
+        try:
+            fast = None if self._terminated else self._fast_step(action)
+            if fast is not None:
+                return self._after_action(*fast)
+            return self._generic_step(action)
+        finally:
+            self._end_step()
+
+    def _generic_step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        """Parse, validate and check ``action``, then run it (or refuse it, changing nothing)."""
         call: dict[str, Any] | None = None
         try:
             call, act, values = self.parse_action(action)
@@ -179,15 +212,16 @@ class CrabEnv(gym.Env):
         before = self.graph.completeness
         checked = self._progress_may_change(name, values)
         if checked:  # sub-goals first, so that _is_terminated() may read the graph
-            passed = [node.name for node in self.graph.step(self)]
+            passed = self._check_progress(name, values)
         terminated = self._is_terminated()
         if terminated and not checked:
-            passed = [node.name for node in self.graph.step(self)]
+            passed = self._check_progress(name, values)
         reward += self.progress_weight * (self.graph.completeness - before)
         if terminated:
             self._terminated = True
             reward += self.optimality_weight * float(self._optimality())
             metrics, solution = self._final_info()
+        reward = self._step_reward(name, values, reward)
         return self._get_obs(), float(reward), terminated, False, self._info(
             call, True, "", passed, metrics, solution
         )

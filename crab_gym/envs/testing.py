@@ -37,6 +37,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from crab_gym.envs.registration import register_envs
+
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
     {"_np_random", "_np_random_seed", "np_random", "action_space", "observation_space", "spec",
@@ -87,8 +89,7 @@ class ContractReport:
 # ---------------------------------------------------------------------------- registry
 def registered_env_ids(package: str = "crab_gym") -> list[str]:
     """Ids in Gymnasium's registry whose entry point lives in ``package``."""
-    import crab_gym  # noqa: F401  (registers the suite's ids)
-
+    register_envs()  # the suite's own ids are always there to list (idempotent)
     ids = []
     for env_id, spec in gym.registry.items():
         entry = spec.entry_point

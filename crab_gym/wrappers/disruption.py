@@ -1,7 +1,10 @@
 """DisruptionWrapper: inject disruptions into any env that supports them.
 
-An env supports disruptions when it has a public ``apply_disruption(disruption)`` (Realm-P4
-now; P7-P10 will follow). The env owns the semantics: a disruption whose start has come is
+An env supports disruptions when it implements the disruption protocol,
+:class:`~crab_gym.envs.realm.common.disruptions.DisruptiveEnv` (Realm-P4 now; P7-P10 will
+follow): ``disruption_kinds``, ``parse_disruption(d)``, ``apply_disruption(d)``,
+``disruption_targets()`` and ``faced_schedule()``. The wrapper imports no problem family: it
+speaks only that protocol. The env owns the semantics: a disruption whose start has come is
 applied at once, a later one when the env's clock reaches it, and from then on the env's
 masks, costs and observation reflect it, ``info`` reports it, and the adaptation metric in
 ``info["metrics"]`` scores the replan against the oracle's. The wrapper decides *which*
@@ -13,7 +16,8 @@ disruptions an episode faces:
   instance's schedule. To face only your own, make the env on the instance without its
   schedule (for P4: ``instance=load_p4(name).model_copy(update={"disruptions": []})``);
 * ``random=RandomDisruptions(rate=..., types=..., delay=..., duration=...)``: a seeded random
-  process, drawn afresh for each episode.
+  process over the env's ``disruption_targets()`` and ``disruption_kinds``, drawn afresh for
+  each episode.
 
 All of an episode's disruptions are handed to the env at ``reset``, each with its start
 minute, so they take effect exactly when the clock reaches them -- also in the middle of a
@@ -22,8 +26,7 @@ for later is removed from ``info["events"]`` (``hide_scheduled``), so the agent 
 when it happens, as with the instance's own schedule.
 
 Typed disruptions: each is validated against the instance when given (or drawn), through
-the env's ``parse_disruption`` if it has one, else the P4 models of
-:mod:`crab_gym.envs.realm.ridesharing.disruptions`; an invalid one (an unknown route or place, a negative
+the env's ``parse_disruption``; an invalid one (an unknown route or place, a negative
 duration, an unknown type) raises :class:`InvalidDisruptionError` naming its index.
 
 Determinism: ``reset(seed=s)`` draws the random disruptions from ``(seed, s)``; an unseeded
@@ -45,21 +48,10 @@ import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from crab_gym.envs.realm.common.disruptions import DisruptionKind, InvalidDisruptionError, missing_members
 from crab_gym.wrappers._jsonable import to_jsonable
 
-try:  # the typed P4 models are the default validator; other envs bring their own
-    from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_TYPES, InvalidDisruptionError
-except ImportError:  # pragma: no cover - P4 is part of the package
-    DISRUPTION_TYPES = ("traffic_delay", "road_closure", "accident", "construction")
-
-    class InvalidDisruptionError(ValueError):  # type: ignore[no-redef]
-        """A disruption that cannot apply to an instance."""
-
-
-#: Disruption types that act on a place rather than a road.
-LOCATION_TYPES = frozenset({"accident"})
-#: Disruption types without a delay (a closure lasts until the road reopens).
-NO_DELAY_TYPES = frozenset({"road_closure"})
+__all__ = ["INFO_KEY", "DisruptionWrapper", "InvalidDisruptionError", "RandomDisruptions", "disruption_targets"]
 
 INFO_KEY = "injected_disruptions"
 
@@ -69,7 +61,8 @@ class RandomDisruptions(BaseModel):
 
     Args:
         rate: expected disruptions per hour of the window.
-        types: the types to draw from, uniformly.
+        types: the types to draw from, uniformly (default: every type the env knows, its
+            ``disruption_kinds``).
         delay: ``[low, high]`` extra minutes (for the types that have a delay).
         duration: ``[low, high]`` minutes a disruption lasts.
         window: ``[first, last]`` start minutes (minutes from midnight); default: from the
@@ -81,7 +74,7 @@ class RandomDisruptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rate: float = Field(ge=0.0, description="expected disruptions per hour")
-    types: tuple[str, ...] = Field(default=DISRUPTION_TYPES, min_length=1)
+    types: tuple[str, ...] | None = Field(default=None, min_length=1)
     delay: tuple[int, int] = (5, 30)
     duration: tuple[int, int] = (15, 90)
     window: tuple[int, int] | None = None
@@ -104,10 +97,18 @@ class RandomDisruptions(BaseModel):
     def draw(self, rng: np.random.Generator, targets: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One episode's disruptions as mappings, sorted by start.
 
-        ``targets``: ``{"routes": ["a-b", ...], "locations": [...], "window": (lo, hi)}``.
+        ``targets``: ``{"routes": ["a-b", ...], "locations": [...], "window": (lo, hi),
+        "kinds": {type: DisruptionKind}}``, as :func:`disruption_targets` gives them.
         """
         lo, hi = self.window if self.window is not None else targets["window"]
         routes, locations = list(targets.get("routes", [])), list(targets.get("locations", []))
+        kinds: Mapping[str, DisruptionKind] = targets.get("kinds", {})
+        types = tuple(kinds) if self.types is None else self.types
+        unknown = [t for t in types if t not in kinds]
+        if unknown or not types:
+            raise InvalidDisruptionError(
+                f"unknown disruption type(s) {unknown}; known: {', '.join(kinds) or 'none (no kinds in targets)'}"
+            )
         out: list[dict[str, Any]] = []
         if self.rate <= 0:
             return out
@@ -116,7 +117,8 @@ class RandomDisruptions(BaseModel):
             t += float(rng.exponential(60.0 / self.rate))
             if t > hi:
                 break
-            kind = self.types[int(rng.integers(len(self.types)))]
+            kind = types[int(rng.integers(len(types)))]
+            at_place = kinds[kind].strikes == "location"
             start = min(int(hi), self.step * int(math.floor(t / self.step)))
             item: dict[str, Any] = {
                 "type": kind,
@@ -124,11 +126,11 @@ class RandomDisruptions(BaseModel):
                 "duration": int(rng.integers(self.duration[0], self.duration[1] + 1)),
                 "impact": "random",
             }
-            pool = locations if kind in LOCATION_TYPES else routes
+            pool = locations if at_place else routes
             if not pool:
-                raise InvalidDisruptionError(f"no {'place' if kind in LOCATION_TYPES else 'road'} to put a {kind} on")
-            item["location" if kind in LOCATION_TYPES else "route"] = pool[int(rng.integers(len(pool)))]
-            if kind not in NO_DELAY_TYPES:
+                raise InvalidDisruptionError(f"no {'place' if at_place else 'road'} to put a {kind} on")
+            item["location" if at_place else "route"] = pool[int(rng.integers(len(pool)))]
+            if kinds[kind].has_delay:
                 item["delay"] = int(rng.integers(self.delay[0], self.delay[1] + 1))
             out.append(item)
         return out
@@ -138,8 +140,8 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Choose the disruptions an episode faces and inject them through ``apply_disruption``.
 
     Args:
-        env: an env with ``apply_disruption`` (put this wrapper directly on it: the
-            observation is re-read from the env after an injection that applies at once).
+        env: an env that implements the disruption protocol (put this wrapper directly on it:
+            the observation is re-read from the env after an injection that applies at once).
         disruptions: ``"schedule"`` (the instance's own only) or a list of disruptions added
             to it (typed models or mappings; ``start`` None means at the reset).
         random: a :class:`RandomDisruptions` (or its mapping) drawn for each episode.
@@ -158,9 +160,11 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         hide_scheduled: bool = True,
     ) -> None:
         base = env.unwrapped
-        if not callable(getattr(base, "apply_disruption", None)):
+        missing = missing_members(base)
+        if missing:
             raise TypeError(
-                f"{type(base).__name__} does not support disruptions (it has no apply_disruption(disruption))"
+                f"{type(base).__name__} does not support disruptions: it lacks {', '.join(missing)} "
+                "(see crab_gym.envs.realm.common.disruptions.DisruptiveEnv)"
             )
         layer = env
         while isinstance(layer, gym.Wrapper):
@@ -179,11 +183,11 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         process = RandomDisruptions.model_validate(dict(random)) if isinstance(random, Mapping) else random
         if process is not None and not isinstance(process, RandomDisruptions):
             raise TypeError(f"random must be a RandomDisruptions or a mapping, got {type(random).__name__}")
-        if process is not None:
-            unknown = [t for t in process.types if t not in _known_types(base)]
+        if process is not None and process.types is not None:
+            unknown = [t for t in process.types if t not in base.disruption_kinds]
             if unknown:
                 raise InvalidDisruptionError(
-                    f"random: unknown disruption type(s) {unknown}; known: {', '.join(_known_types(base))}"
+                    f"random: unknown disruption type(s) {unknown}; known: {', '.join(base.disruption_kinds)}"
                 )
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -259,12 +263,7 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     @staticmethod
     def _parse(base: Any, disruption: Any, where: str) -> Any:
         try:
-            parse = getattr(base, "parse_disruption", None)
-            if callable(parse):
-                return parse(disruption)
-            from crab_gym.envs.realm.ridesharing.disruptions import parse_disruption
-
-            return parse_disruption(disruption, getattr(base, "instance", None))
+            return base.parse_disruption(disruption)
         except InvalidDisruptionError as exc:
             raise InvalidDisruptionError(f"{where}: {exc}") from None
 
@@ -305,30 +304,8 @@ def _merge(info: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return info
 
 
-def _known_types(base: Any) -> tuple[str, ...]:
-    return tuple(getattr(base, "disruption_types", DISRUPTION_TYPES))
-
-
 def disruption_targets(base: Any) -> dict[str, Any]:
-    """Where random disruptions may strike: ``routes``, ``locations`` and the start ``window``.
-
-    An env may define ``disruption_targets()`` itself; otherwise they come from its
-    ``instance`` (``locations``, ``roads`` matrix, ``start_time``, ``horizon``).
-    """
-    own = getattr(base, "disruption_targets", None)
-    if callable(own):
-        return dict(own())
-    inst = getattr(base, "instance", None)
-    if inst is None or not hasattr(inst, "locations"):
-        raise TypeError(f"{type(base).__name__}: cannot tell where random disruptions may strike")
-    names = list(inst.locations)
-    roads = getattr(inst, "roads", None)
-    routes = [
-        f"{names[i]}-{names[j]}"
-        for i in range(len(names))
-        for j in range(i + 1, len(names))
-        if roads is None or roads[i][j] is not None or roads[j][i] is not None
-    ]
-    start = int(getattr(inst, "start_time", 0))
-    end = int(getattr(inst, "horizon", start + 240))
-    return {"routes": routes, "locations": names, "window": (start, max(start, end))}
+    """Where random disruptions may strike in ``base`` (an env of the disruption protocol):
+    its ``disruption_targets()`` (``routes``, ``locations``, the start ``window``) and its
+    ``kinds`` (``disruption_kinds``: where each type strikes, whether it has a delay)."""
+    return {**base.disruption_targets(), "kinds": dict(base.disruption_kinds)}

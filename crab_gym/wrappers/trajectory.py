@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 from crab_gym.wrappers._jsonable import decode_value, digest, encode_value, to_jsonable
 
@@ -599,8 +600,6 @@ def _make_env(traj: Trajectory) -> tuple[gym.Env, bool]:
     spec_json = traj.header.get("env_spec")
     if spec_json:
         try:
-            from gymnasium.envs.registration import EnvSpec
-
             return gym.make(EnvSpec.from_json(spec_json)), True
         except Exception:
             pass  # an unregistered wrapper or entry point: fall back to the id

@@ -9,10 +9,11 @@ import pytest
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.envs.realm.jobshop import build as build_plans
 from crab_gym.envs.realm.jobshop import list_jssp_instances, load_jssp_instance, oracle, random_instance
+from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import plan_makespan, reference_plan, sequence_from_starts, stored_plans
+from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts, stored_plans
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 from .helpers import ENV_ID, check_feasible, ensure_registered

@@ -6,12 +6,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from crab_gym.envs.realm.campus_tour.checker import check_p1
-from crab_gym.envs.realm.campus_tour.model import load_p1
+from crab_gym.envs.realm.campus_tour.formats import load_p1
+from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
+from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
 from crab_gym.envs.realm.group_tours.checker import check_p2
-from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy, InsertionTourPolicy
+from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
 from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
-from crab_gym.envs.realm.group_tours.references import shipped_references
+from crab_gym.envs.realm.group_tours.references import shipped_p2_references
 
 from .helpers import P1_ID, P2_ID, ensure_registered, run_policy
 
@@ -126,7 +128,7 @@ def test_p1_mask_never_blocks_a_feasible_route():
     for name in ("p1_small_02", "p1_medium_05"):
         env = gym.make(P1_ID, instance=name)
         env.reset(seed=0)
-        route = shipped_references("p1")[name]["plan"]["route"]
+        route = shipped_p1_references()[name]["plan"]["route"]
         for loc in route[1:]:
             flat = env.unwrapped.codec.call_to_flat({"name": "visit", "arguments": {"location": loc}})
             assert env.unwrapped.action_masks()[flat], loc
@@ -138,7 +140,7 @@ def test_p1_mask_never_blocks_a_feasible_route():
 def test_p1_oracle_plan_scores_one(name):
     env = gym.make(P1_ID, instance=name)
     env.reset(seed=0)
-    rec = shipped_references("p1")[name]
+    rec = shipped_p1_references()[name]
     obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
     assert term and info["valid"]
     m = info["metrics"]
@@ -151,7 +153,7 @@ def test_p1_oracle_plan_scores_one(name):
 def test_p1_plan_after_some_visits_and_plan_errors():
     env = gym.make(P1_ID, instance="p1_small_00")
     env.reset(seed=0)
-    route = shipped_references("p1")["p1_small_00"]["plan"]["route"]
+    route = shipped_p1_references()["p1_small_00"]["plan"]["route"]
     env.step({"name": "visit", "arguments": {"location": route[1]}})
     bad = [
         (["entrance", route[2], *route[3:]], "must begin with the locations walked so far"),
@@ -172,7 +174,7 @@ def test_p1_infeasible_plan_is_scored_not_refused():
     env = gym.make(P1_ID, instance=name)
     env.reset(seed=0)
     # reverse of the optimal tour: some windows are missed
-    route = shipped_references("p1")[name]["plan"]["route"]
+    route = shipped_p1_references()[name]["plan"]["route"]
     plan = {"route": [route[0], *route[-2:0:-1], route[-1]]}
     *_, info = env.unwrapped.submit_plan(plan)
     m = info["metrics"]
@@ -239,7 +241,7 @@ def test_p2_assign_uses_the_earliest_free_slot_and_masks():
 def test_p2_oracle_plan_scores_one(name):
     env = gym.make(P2_ID, instance=name)
     env.reset(seed=0)
-    rec = shipped_references("p2")[name]
+    rec = shipped_p2_references()[name]
     obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
     m = info["metrics"]
     assert term and m["optimality"] == 1.0 and m["cost"] == rec["value"]
@@ -251,7 +253,7 @@ def test_p2_oracle_plan_scores_one(name):
 def test_p2_plan_must_keep_earlier_assignments_and_list_groups_once():
     env = gym.make(P2_ID, instance="p2_small_00")
     env.reset(seed=0)
-    plan = shipped_references("p2")["p2_small_00"]["plan"]
+    plan = shipped_p2_references()["p2_small_00"]["plan"]
     first = plan["assignments"]["guide2"][0]  # group3 with guide2
     env.step({"name": "assign", "arguments": {"group": "group3", "guide": "guide1"}})
     *_, info = env.unwrapped.submit_plan(plan)

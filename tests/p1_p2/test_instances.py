@@ -1,28 +1,39 @@
 """Shipped P1/P2 instances, their references, and the seeded generators."""
 
+import dataclasses
 import itertools
 import json
 
 import pytest
 
+from crab_gym.envs.realm.campus_tour import build as p1_build
 from crab_gym.envs.realm.campus_tour.checker import check_p1
+from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR as P1_DIR
-from crab_gym.envs.realm.campus_tour.model import P1Instance, generate_p1, load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
-from crab_gym.envs.realm.group_tours.build import COUNTS
+from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
+from crab_gym.envs.realm.group_tours import build as p2_build
 from crab_gym.envs.realm.group_tours.checker import check_p2
+from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import INSTANCE_DIR as P2_DIR
-from crab_gym.envs.realm.group_tours.model import P2Instance, generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
-from crab_gym.envs.realm.group_tours.references import shipped_references
+from crab_gym.envs.realm.group_tours.references import shipped_p2_references
 
 SHIPPED = [("p1", n) for n in shipped_p1_names()] + [("p2", n) for n in shipped_p2_names()]
 
 
+def shipped_references(problem):
+    return shipped_p1_references() if problem == "p1" else shipped_p2_references()
+
+
 def test_twenty_instances_per_problem_across_sizes():
-    for names in (shipped_p1_names(), shipped_p2_names()):
+    for names, counts in ((shipped_p1_names(), p1_build.SHIPPED.counts), (shipped_p2_names(), p2_build.SHIPPED.counts)):
         assert len(names) == 20
-        for size, count in COUNTS.items():
+        for size, count in counts.items():
             assert sum(f"_{size}_" in n for n in names) == count
     assert [load_p1(n).n for n in shipped_p1_names() if "small" in n] == [7, 7, 7, 7, 7, 8, 8]
     assert max(load_p1(n).n for n in shipped_p1_names()) == 36
@@ -55,6 +66,24 @@ def test_shipped_files_are_what_the_build_script_generates(problem, name):
     made = (generate_p1 if problem == "p1" else generate_p2)(size, seed=int(k), name=name)
     on_disk = json.loads(((P1_DIR if problem == "p1" else P2_DIR) / f"{name}.json").read_text())
     assert made.model_dump(mode="json", exclude_none=True) == on_disk
+
+
+@pytest.mark.parametrize("build, folder", [(p1_build, P1_DIR), (p2_build, P2_DIR)])
+def test_the_build_writes_the_shipped_files_and_header(tmp_path, build, folder):
+    quick = dataclasses.replace(  # no solver: only the files and the header are compared
+        build.SHIPPED, folder=tmp_path, counts={"small": 2, "large": 1}, exact=lambda inst: (-1, None),
+        reference=lambda inst: {"value": 0, "status": "FEASIBLE", "time_limit_s": 0},
+    )
+    records = quick.build(verbose=False)
+    prefix = build.SHIPPED.prefix
+    assert sorted(records) == [f"{prefix}_large_00", f"{prefix}_small_00", f"{prefix}_small_01"]
+    assert [r.get("brute_force_value") for r in records.values()] == [-1, -1, None]
+    for name in records:
+        assert (tmp_path / f"{name}.json").read_text() == (folder / f"{name}.json").read_text()
+    written = json.loads((tmp_path / "references.json").read_text())
+    shipped = json.loads((folder / "references.json").read_text())
+    assert written["regenerate"] == shipped["regenerate"] == f"python -m {build.__name__}"
+    assert {k: v for k, v in shipped.items() if k != "instances"}.items() <= build.SHIPPED.header.items()
 
 
 def test_generators_are_seeded():

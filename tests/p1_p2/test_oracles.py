@@ -3,12 +3,18 @@
 import pytest
 
 from crab_gym.envs.realm.campus_tour.checker import check_p1
-from crab_gym.envs.realm.campus_tour.model import generate_p1, load_p1
+from crab_gym.envs.realm.campus_tour.formats import load_p1
+from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1, certify_p1, solve_p1
-from crab_gym.envs.realm.group_tours import references as refs
+from crab_gym.envs.realm.campus_tour.references import reference_p1
+from crab_gym.envs.realm.group_tours import oracle as p2_oracle
 from crab_gym.envs.realm.group_tours.checker import check_p2
-from crab_gym.envs.realm.group_tours.model import P2Group, generate_p2, load_p2
+from crab_gym.envs.realm.group_tours.formats import load_p2
+from crab_gym.envs.realm.group_tours.generator import generate_p2
+from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
+from crab_gym.envs.realm.group_tours.model import P2Group
 from crab_gym.envs.realm.group_tours.oracle import brute_force_p2, grid_step, solve_p2
+from crab_gym.envs.realm.group_tours.references import reference_p2
 
 # P1 instances with at most 8 locations (entrance included): shipped smalls and fresh draws
 P1_SMALL = ["p1_small_05", "p1_small_06"] + [("small", s) for s in (201, 202, 203)]
@@ -80,11 +86,9 @@ def test_p2_cpsat_matches_brute_force(which):
 
 
 def test_p2_interval_fallback_agrees_with_the_time_indexed_model(monkeypatch):
-    import crab_gym.envs.realm.group_tours.oracle as p2t
-
     inst = load_p2("p2_small_02")
-    monkeypatch.setattr(p2t, "MAX_GRID_VARS", 0)
-    res = p2t.solve_p2(inst, time_limit=2.0)
+    monkeypatch.setattr(p2_oracle, "MAX_GRID_VARS", 0)
+    res = p2_oracle.solve_p2(inst, time_limit=2.0)
     assert "interval" in res.solver and res.cost == brute_force_p2(inst)[0]
 
 
@@ -110,20 +114,29 @@ def test_shipped_references_never_call_a_solver(monkeypatch):
 
     monkeypatch.setattr("crab_gym.envs.realm.campus_tour.oracle.solve_p1", boom)
     monkeypatch.setattr("crab_gym.envs.realm.group_tours.oracle.solve_p2", boom)
-    assert refs.reference_p1(load_p1("p1_large_03"))["source"] == "shipped"
-    assert refs.reference_p2(load_p2("p2_large_03"))["source"] == "shipped"
+    assert reference_p1(load_p1("p1_large_03"))["source"] == "shipped"
+    assert reference_p2(load_p2("p2_large_03"))["source"] == "shipped"
 
 
 def test_other_instances_are_solved_once_then_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
     inst = generate_p1("small", 77)
-    first = refs.reference_p1(inst)
+    first = reference_p1(inst)
     assert first["source"] == "solved" and first["value"] == brute_force_p1(inst)[0]
     assert (tmp_path / "realm" / "p1" / f"{inst.fingerprint()}.json").is_file()
-    second = refs.reference_p1(inst.model_copy(update={"name": "renamed"}))
+    second = reference_p1(inst.model_copy(update={"name": "renamed"}))
     assert second["source"] == "cache" and second["value"] == first["value"]
     # a shipped name with other data is not taken for the shipped instance
     edited = load_p2("p2_small_01")
     edited = edited.model_copy(update={"balance_weight": 0})
-    rec = refs.reference_p2(edited)
+    rec = reference_p2(edited)
     assert rec["source"] == "solved" and rec["value"] == brute_force_p2(edited)[0]
+
+
+@pytest.mark.parametrize("name", ["p2_small_00", "p2_medium_03", "p2_large_02"])
+def test_p2_greedy_hint_is_a_feasible_plan_no_better_than_the_optimum(name):
+    inst = load_p2(name)
+    plan = earliest_start_plan(inst)
+    check = check_p2(inst, plan, None)
+    assert check.feasible and sum(map(len, plan["assignments"].values())) == len(inst.groups)
+    assert check.cost >= reference_p2(inst)["value"]  # the shipped optimum (CP-SAT proved it)

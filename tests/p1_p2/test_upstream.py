@@ -8,10 +8,10 @@ import gymnasium as gym
 import pytest
 
 from crab_gym.datasets import load_realm_instance
-from crab_gym.envs.realm.campus_tour.model import from_upstream_p1, load_p1
+from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1, load_p1
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
-from crab_gym.envs.realm.group_tours.model import from_upstream_p2, load_p2
+from crab_gym.envs.realm.group_tours.formats import from_upstream_p2, load_p2
 
 from .helpers import P1_ID, P2_ID, ensure_registered
 

@@ -9,29 +9,31 @@ import networkx as nx
 import pytest
 
 from crab_gym.datasets import load_realm_instance
+from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.disruptions import (
     Accident,
     Construction,
-    InvalidDisruptionError,
-    P4Instance,
     RoadClosure,
     TrafficDelay,
-    generate_p4,
-    generate_p4_with_plan,
-    load_p4,
     parse_disruption,
+)
+from crab_gym.envs.realm.ridesharing.formats import (
+    from_upstream_p3,
+    load_p3,
+    load_p4,
+    shipped_p3_names,
     shipped_p4_names,
 )
-from crab_gym.envs.realm.ridesharing.model import (
-    P3Instance,
-    from_upstream_p3,
+from crab_gym.envs.realm.ridesharing.generator import (
     generate_p3,
     generate_p3_with_plan,
-    load_p3,
-    shipped_p3_names,
+    generate_p4,
+    generate_p4_with_plan,
 )
+from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance, P4Instance
+from crab_gym.envs.realm.ridesharing.references import shipped_references
 
 from . import upstream_files as up
 
@@ -200,8 +202,6 @@ def test_twenty_shipped_instances_each_with_references():
         assert len(names) == 20
         sizes = {n.split("_")[1] for n in names}
         assert sizes == {"small", "medium", "large"}
-        from crab_gym.envs.realm.ridesharing.references import shipped_references
-
         refs = shipped_references(problem)
         assert set(refs) == set(names)
         for name in names:
@@ -211,7 +211,7 @@ def test_twenty_shipped_instances_each_with_references():
             assert {"value", "status", "time_limit_s", "workers", "plan"} <= set(ref)
             assert ref["workers"] == 1 and ref["time_limit_s"] > 0 and ref["value"] > 0
             assert json.loads(inst.to_json()) == json.loads(
-                (load.__globals__["INSTANCE_DIR"] / f"{name}.json").read_text()
+                (INSTANCE_DIRS[problem] / f"{name}.json").read_text()
             )
 
 

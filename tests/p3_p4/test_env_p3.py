@@ -10,8 +10,8 @@ from gymnasium.utils.env_checker import check_env
 from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv
+from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_action, run_greedy
-from crab_gym.envs.realm.ridesharing.model import generate_p3
 from crab_gym.envs.realm.ridesharing.references import shipped_references
 
 from . import upstream_files as up

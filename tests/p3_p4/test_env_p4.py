@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
-from crab_gym.envs.realm.ridesharing.disruptions import InvalidDisruptionError, P4Instance, TrafficDelay
+from crab_gym.envs.realm.ridesharing.disruptions import TrafficDelay
 from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptionEnv
 from crab_gym.envs.realm.ridesharing.heuristics import run_greedy
+from crab_gym.envs.realm.ridesharing.model import P4Instance
 from crab_gym.envs.realm.ridesharing.references import shipped_references
 
 from . import upstream_files as up

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 from crab_gym.envs.realm.ridesharing.checker import check_plan
-from crab_gym.envs.realm.ridesharing.disruptions import Accident, RoadClosure, TrafficDelay, load_p4
-from crab_gym.envs.realm.ridesharing.model import P3Instance, generate_p3, load_p3
+from crab_gym.envs.realm.ridesharing.disruptions import Accident, RoadClosure, TrafficDelay
+from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4
+from crab_gym.envs.realm.ridesharing.generator import generate_p3
+from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import solve_p3
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptive_from_state, adaptive_oracle, resolve_from_state
 from crab_gym.envs.realm.ridesharing.references import shipped_references
-from crab_gym.envs.realm.ridesharing.resolve import adaptive_from_state, adaptive_oracle, resolve_from_state
 from crab_gym.envs.realm.ridesharing.sim import RideSim, plan_codes, simulate_plan
 
 from .bruteforce import brute_force_p3

@@ -14,7 +14,7 @@ import argparse
 import re
 from typing import Any
 
-from crab_gym.envs.desktop.server import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, TOKEN_ENV_VAR
+from crab_gym.envs.desktop.server import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, TOKEN_ENV_VAR, serve
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -60,8 +60,6 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted (Ctrl-C); returns the exit status."""
-    from crab_gym.envs.desktop.server import serve  # noqa: PLC0415
-
     serve(host=args.host, port=args.port, token=args.token, display=args.display,
           screen_size=tuple(args.screen), workdir=args.workdir, max_body=args.max_body,
           log_level=args.log_level)

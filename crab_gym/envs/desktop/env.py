@@ -26,6 +26,8 @@ from crab_gym.core import Action, Environment, LocalBackend, evaluator
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.desktop.actions import AGENT_ACTIONS, MACHINE_ACTIONS
 from crab_gym.envs.desktop.keys import KEYBOARD_KEYS
+from crab_gym.envs.desktop.machine import DesktopMachine
+from crab_gym.envs.desktop.remote import RemoteBackend
 from crab_gym.envs.desktop.tasks import DesktopTask, get_task, list_tasks
 
 #: Characters of the text observations; anything else is shown as "?".
@@ -146,15 +148,11 @@ class CrabDesktopEnv(CrabEnv):
         if self.environment is None:
             actions = list(MACHINE_ACTIONS.values())
             if self._remote is not None:
-                from crab_gym.envs.desktop.remote import RemoteBackend  # noqa: PLC0415
-
                 url, token, timeout = self._remote
                 backend = RemoteBackend(url, token, timeout=timeout)
                 self.environment = Environment("desktop", actions, backend=backend)
                 self.machine_info = backend.info()
             else:
-                from crab_gym.envs.desktop.machine import DesktopMachine  # noqa: PLC0415
-
                 self.machine = DesktopMachine(**self._local)
                 self.environment = Environment("desktop", actions, backend=LocalBackend(self.machine))
                 self.machine_info = self.machine.info()
@@ -205,7 +203,8 @@ class CrabDesktopEnv(CrabEnv):
         }
 
     def _is_terminated(self) -> bool:
-        return self._completed
+        """``complete`` was called, or every sub-goal passed (with ``terminate_on_success``)."""
+        return self._completed or (self.terminate_on_success and self.graph.is_complete)
 
     def _action_mask(self) -> np.ndarray:
         """Every finite choice, less ``key_press`` of keys this display's keyboard lacks."""
@@ -231,32 +230,19 @@ class CrabDesktopEnv(CrabEnv):
     def _extra_info(self) -> dict[str, Any]:
         return {"task": self.task.id}
 
-    def _after_action(self, call: dict[str, Any] | None, name: str, values: dict[str, Any]) -> tuple:
-        early: list[str] = []
-        early_reward = 0.0
+    def _check_progress(self, name: str, values: dict[str, Any]) -> list[str]:
+        """The sub-goal check; after ``complete`` it is repeated for ``complete_grace``
+        seconds, because apps finish work asynchronously (a save, a command still running)
+        and a half-written file must not be judged."""
+        passed = [node.name for node in self.graph.step(self)]
         if name == "complete" and self.complete_grace > 0:
-            # Apps finish work asynchronously (a save, a command still running): give the
-            # final check a short grace period instead of judging a half-written file.
-            before = self.graph.completeness
             deadline = time.monotonic() + self.complete_grace
-            while True:
-                early += [node.name for node in self.graph.step(self)]
-                if self.graph.is_complete or time.monotonic() >= deadline:
-                    break
+            while not self.graph.is_complete and time.monotonic() < deadline:
                 time.sleep(0.1)
-            early_reward = self.progress_weight * (self.graph.completeness - before)
-        obs, reward, terminated, truncated, info = super()._after_action(call, name, values)
-        reward += early_reward
-        info["sub_goals_passed"] = early + info["sub_goals_passed"]
+                passed += [node.name for node in self.graph.step(self)]
         if self._steps_to_complete is None and self.graph.is_complete:
             self._steps_to_complete = self._episode_steps
-        if not terminated and self.terminate_on_success and self.graph.is_complete:
-            # Every sub-goal passed on this step: the episode ends here.
-            self._terminated = terminated = True
-            info["metrics"], info["solution"] = self._final_info()
-        elif terminated:
-            info["metrics"], info["solution"] = self._final_info()
-        return obs, float(reward), terminated, truncated, info
+        return passed
 
     # ------------------------------------------------------------------ running actions
     def _agent_action(self, name: str, values: dict[str, Any]) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym._optional import require as require_extra
 from crab_gym.envs.desktop import x11
 
 #: A file in a user-given work directory that marks it as ours (so reset may empty it).
@@ -241,10 +242,6 @@ def _remove_dirs(state_dir: Path, own_workdir: Path | None) -> None:
 
 def resize(frame: np.ndarray, width: int, height: int) -> np.ndarray:
     """Resize an RGB frame; area-averaging (Pillow's BOX) keeps thin text strokes visible."""
-    try:
-        from PIL import Image  # noqa: PLC0415 - part of the desktop extra
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError(x11.EXTRA_HINT) from exc
-
+    Image = require_extra("PIL.Image", "desktop", package="pillow")
     img = Image.fromarray(frame).resize((int(width), int(height)), Image.Resampling.BOX)
     return np.asarray(img, dtype=np.uint8)

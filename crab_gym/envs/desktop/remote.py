@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from crab_gym._optional import require as require_extra
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.envs.desktop import wire
 from crab_gym.envs.desktop.server import TOKEN_ENV_VAR
@@ -34,10 +35,7 @@ class RemoteBackend:
     """
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
-        try:
-            import httpx  # noqa: PLC0415
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ImportError("the remote desktop needs the 'desktop' extra: pip install 'crab_gym[desktop]'") from exc
+        httpx = require_extra("httpx", "desktop")  # imported on first use: an optional extra
         token = token or os.environ.get(TOKEN_ENV_VAR)
         if not token:
             raise ValueError(f"a remote desktop needs token=... (or ${TOKEN_ENV_VAR}): the token `crab-gym serve` printed")

@@ -29,12 +29,16 @@ import signal
 import socket
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from crab_gym._optional import require as require_extra
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.envs.desktop import wire
+from crab_gym.envs.desktop.actions import MACHINE_ACTIONS
+from crab_gym.envs.desktop.machine import DesktopMachine
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -44,12 +48,12 @@ TOKEN_ENV_VAR = "CRAB_GYM_TOKEN"
 
 
 def _fastapi() -> Any:
-    try:
-        import fastapi  # noqa: PLC0415
+    """fastapi, imported on first use (the HTTP stack is the optional ``desktop`` extra)."""
+    return require_extra("fastapi", "desktop")
 
-        return fastapi
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("crab-gym serve needs the 'desktop' extra: pip install 'crab_gym[desktop]'") from exc
+
+def _uvicorn() -> Any:
+    return require_extra("uvicorn", "desktop")
 
 
 # --------------------------------------------------------------------------- ASGI guards
@@ -132,14 +136,12 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
         max_body: largest request body in bytes.
     """
     fastapi = _fastapi()
+    from fastapi.concurrency import run_in_threadpool  # noqa: PLC0415 - the optional desktop extra
     from fastapi.responses import JSONResponse  # noqa: PLC0415
-    from starlette.concurrency import run_in_threadpool  # noqa: PLC0415
 
     if not token or not isinstance(token, str):
         raise ValueError("the server needs a non-empty token")
     if actions is None:
-        from crab_gym.envs.desktop.actions import MACHINE_ACTIONS  # noqa: PLC0415
-
         actions = MACHINE_ACTIONS
     declared = dict(actions)
     lock = threading.Lock()  # one desktop: one action at a time
@@ -232,8 +234,7 @@ class ServerThread:
     """
 
     def __init__(self, app: Any, host: str = DEFAULT_HOST, port: int = 0, log_level: str = "warning") -> None:
-        import uvicorn  # noqa: PLC0415
-
+        uvicorn = _uvicorn()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -249,8 +250,6 @@ class ServerThread:
         return f"http://{host}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> "ServerThread":
-        import time  # noqa: PLC0415
-
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -309,10 +308,7 @@ def serve(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | No
           workdir: str | None = None, max_body: int = DEFAULT_MAX_BODY,
           log_level: str = "info") -> None:
     """Start (or attach to) a desktop and serve its Actions until interrupted."""
-    import uvicorn  # noqa: PLC0415
-
-    from crab_gym.envs.desktop.machine import DesktopMachine  # noqa: PLC0415
-
+    uvicorn = _uvicorn()
     token = resolve_token(token)
     if not is_loopback(host):
         warnings.warn(

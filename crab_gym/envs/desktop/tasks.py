@@ -25,6 +25,8 @@ from typing import Any
 
 import networkx as nx
 
+from crab_gym.envs.desktop.actions import AGENT_ACTIONS, PROBE_ACTIONS, SETUP_ACTIONS
+
 TERMINAL_RECT = {"x": 0.0, "y": 0.0, "width": 0.55, "height": 0.6}
 EDITOR_RECT = {"x": 0.45, "y": 0.3, "width": 0.55, "height": 0.7}
 MOUSEPAD_VIEW = "org.xfce.mousepad.preferences.view"
@@ -314,10 +316,8 @@ class DesktopTask:
 
     def validate(self) -> None:
         """Every step names a declared action with valid arguments; the graph is a DAG."""
-        from crab_gym.envs.desktop import actions as A  # noqa: PLC0415 - needs the core
-
-        groups = (("setup", self.setup, A.SETUP_ACTIONS), ("solution", self.solution, A.AGENT_ACTIONS),
-                  ("checks", tuple(self.checks.values()), A.PROBE_ACTIONS))
+        groups = (("setup", self.setup, SETUP_ACTIONS), ("solution", self.solution, AGENT_ACTIONS),
+                  ("checks", tuple(self.checks.values()), PROBE_ACTIONS))
         for where, steps, allowed in groups:
             by_name = {a.name: a for a in allowed}
             for step in steps:

@@ -39,6 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym._optional import require as require_extra
+from crab_gym._optional import require_installed
+
 #: program -> Debian package that provides it.
 APT_PACKAGES: dict[str, str] = {
     "Xvfb": "xvfb",
@@ -55,7 +58,16 @@ APT_PACKAGES: dict[str, str] = {
 ALL_APT_PACKAGES: tuple[str, ...] = (*dict.fromkeys(APT_PACKAGES.values()), "xfonts-base")
 
 
-EXTRA_HINT = "CrabDesktop needs the 'desktop' extra: pip install 'crab_gym[desktop]'"
+#: Python modules of the ``desktop`` extra a local desktop needs -> their PyPI names (mss is
+#: optional: screenshots fall back to python-xlib).
+EXTRA_MODULES: dict[str, str] = {"pyautogui": "pyautogui", "Xlib": "python-xlib", "PIL": "pillow"}
+
+
+def require_desktop_extra() -> None:
+    """Raise :class:`~crab_gym._optional.MissingExtraError` (naming ``pip install
+    "crab_gym[desktop]"``) if a module a local desktop needs is missing; imports nothing."""
+    for module, package in EXTRA_MODULES.items():
+        require_installed(module, "desktop", package=package)
 
 
 class MissingSystemPackageError(RuntimeError):
@@ -196,11 +208,8 @@ def _pyautogui_for(display: str, xauthority: str | None, key: str | None = None)
     if _pyautogui is None or _bound_to != key:
         with _x_environ(display, xauthority):
             if _pyautogui is None:
-                try:
-                    import pyautogui  # noqa: PLC0415 - needs $DISPLAY at import time
-                except ImportError as exc:  # pragma: no cover - depends on the extra
-                    raise ImportError(EXTRA_HINT) from exc
-                _pyautogui = pyautogui
+                # Imported only now: pyautogui connects to $DISPLAY when imported.
+                _pyautogui = require_extra("pyautogui", "desktop")
             else:
                 # Reconnect the backend and rebuild its keyboard map for this display.
                 importlib.reload(_pyautogui.platformModule)
@@ -252,6 +261,7 @@ class XDesktop:
     def start(cls, width: int = 1024, height: int = 640, *, window_manager: bool = True,
               timeout: float = 10.0) -> XDesktop:
         """Start a private Xvfb display (cookie-protected, no TCP) with openbox on it."""
+        require_desktop_extra()  # before anything is started
         xvfb = require("Xvfb")
         xauth = require("xauth")
         for program in ("xdotool", "wmctrl") + (("openbox",) if window_manager else ()):
@@ -311,6 +321,7 @@ class XDesktop:
         display = display or os.environ.get("DISPLAY")
         if not display:
             raise DesktopError("no display to attach to: pass display=':0' or set $DISPLAY")
+        require_desktop_extra()
         for program in ("xdotool", "wmctrl"):
             require(program)
         xauthority = xauthority or os.environ.get("XAUTHORITY")
@@ -367,10 +378,7 @@ class XDesktop:
     def _x(self) -> Any:
         """Our own python-xlib connection (screenshots, size, keyboard LEDs)."""
         if self._xlib is None:
-            try:
-                from Xlib.display import Display  # noqa: PLC0415 - part of the desktop extra
-            except ImportError as exc:  # pragma: no cover - depends on the extra
-                raise ImportError(EXTRA_HINT) from exc
+            Display = require_extra("Xlib.display", "desktop", package="python-xlib").Display
 
             with _PYAUTOGUI_LOCK, _x_environ(self.display, self.xauthority):
                 try:
@@ -407,7 +415,7 @@ class XDesktop:
                 shot = grabber.grab({"left": 0, "top": 0, "width": self.width, "height": self.height})
                 bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(shot.height, shot.width, 4)
             else:  # python-xlib fallback: correct but ~10x slower than mss
-                from Xlib import X  # noqa: PLC0415
+                X = require_extra("Xlib.X", "desktop", package="python-xlib")
 
                 raw = self._x().screen().root.get_image(0, 0, self.width, self.height, X.ZPixmap, 0xFFFFFFFF)
                 data = np.frombuffer(raw.data, dtype=np.uint8)

@@ -23,28 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
+from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.common.references import optimality_ratio
 
 
 @dataclass
-class P1Check:
-    feasible: bool
-    cost: int  # total travel minutes of the route as written
-    constraints: dict[str, bool]
-    metrics: dict[str, float]
+class P1Check(PlanCheck):
+    """``cost`` is the total travel minutes of the route as written; ``schedule`` the arrival
+    and start minute at every stop."""
+
     schedule: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def violations(self) -> list[str]:
-        return [name for name, ok in self.constraints.items() if not ok]
-
-
-def ratio(reference: float | None, cost: float, feasible: bool) -> float:
-    """REALM optimality: reference / cost, capped at 1, and 0 for an infeasible plan."""
-    if not feasible:
-        return 0.0
-    if reference is None or cost <= 0 or cost <= reference:
-        return 1.0
-    return max(0.0, float(reference) / float(cost))
 
 
 def check_p1(instance: P1Instance, plan: dict, reference: float | None) -> P1Check:
@@ -99,7 +87,7 @@ def check_p1(instance: P1Instance, plan: dict, reference: float | None) -> P1Che
     feasible = all(constraints.values())
     metrics = {
         "planning_quality": served / len(targets) if targets else 1.0,
-        "optimality": ratio(reference, walked, feasible),
+        "optimality": optimality_ratio(reference, walked, feasible),
         "constraint_satisfaction": sum(constraints.values()) / len(constraints),
     }
-    return P1Check(feasible, walked, constraints, metrics, schedule)
+    return P1Check(feasible, walked, constraints, metrics, schedule=schedule)

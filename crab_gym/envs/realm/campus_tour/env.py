@@ -37,8 +37,12 @@ from pydantic import Field
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate
-from crab_gym.envs.realm.campus_tour.model import P1Instance, generate_p1, load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.generator import generate_p1
+from crab_gym.envs.realm.campus_tour.model import P1Instance
+from crab_gym.envs.realm.campus_tour.references import reference_p1
+from crab_gym.envs.realm.campus_tour.render import render_image, render_text
+from crab_gym.envs.realm.campus_tour.sim import Tour
 from crab_gym.envs.realm.common.env import (
     DAY,
     InstanceKind,
@@ -48,11 +52,11 @@ from crab_gym.envs.realm.common.env import (
     RenderModesMixin,
     check_option_keys,
     checked_init,
-    classical_mds,
     draw_seed,
     goal_graph,
 )
 from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.references import optimality_ratio
 
 DEFAULT_INSTANCE = "p1_small_00"
 
@@ -101,89 +105,6 @@ def _make_actions(instance: P1Instance) -> list[Action]:
     ]
 
 
-def _shortest_paths(travel: np.ndarray) -> np.ndarray:
-    """All-pairs shortest walking times (Floyd-Warshall): a lower bound on any continuation."""
-    dist = travel.astype(np.int64).copy()
-    for k in range(dist.shape[0]):
-        dist = np.minimum(dist, dist[:, k : k + 1] + dist[k : k + 1, :])
-    return dist
-
-
-class _Tour:
-    """The walk so far: position, clock, travel and the arrival at every stop."""
-
-    def __init__(self, inst: P1Instance) -> None:
-        self.inst = inst
-        self.travel = np.asarray(inst.travel, dtype=np.int64)
-        self.sp = _shortest_paths(self.travel)
-        self.open = np.array([w[0] for w in inst.windows], dtype=np.int64)
-        self.close = np.array([w[1] for w in inst.windows], dtype=np.int64)
-        self.s, self.e = inst.index[inst.start], inst.index[inst.end]
-        self.budget = inst.max_travel if inst.max_travel is not None else math.inf
-        self.target_mask = np.ones(inst.n, dtype=bool)
-        self.target_mask[[self.s, self.e]] = False
-        self.reset()
-
-    def reset(self) -> None:
-        self.pos = self.s
-        self.clock = int(self.inst.departure)
-        self.walked = 0
-        self.route = [self.s]
-        self.arrivals = [self.clock]
-        self.starts = [self.clock]
-        self.visited = np.zeros(self.inst.n, dtype=bool)
-        self.visited[self.s] = True
-        self.on_time = np.zeros(self.inst.n, dtype=bool)
-        self.done = False
-
-    def why_not(self, j: int) -> str | None:
-        """Why walking to ``j`` now is masked (None: allowed)."""
-        name = self.inst.locations[j]
-        if j == self.e:
-            return None
-        if self.visited[j]:
-            return f"{name} was already visited"
-        arrive = self.clock + int(self.travel[self.pos, j])
-        if arrive > self.close[j]:
-            return f"you would arrive at {name} at {_clock(arrive)}, after it closes at {_clock(self.close[j])}"
-        begin = max(arrive, int(self.open[j]))
-        if begin + self.sp[j, self.e] > self.close[self.e]:
-            return f"after {name} the tour could not reach {self.inst.end} before it closes"
-        if self.walked + self.travel[self.pos, j] + self.sp[j, self.e] > self.budget:
-            return f"via {name} the tour would exceed the travel budget of {self.inst.max_travel} minutes"
-        return None
-
-    def move(self, j: int) -> None:
-        """Walk to ``j`` (no checks: a submitted plan may break windows and is scored)."""
-        leg = int(self.travel[self.pos, j])
-        arrive = self.clock + leg
-        self.walked += leg
-        begin = arrive if j == self.e else max(arrive, int(self.open[j]))
-        if not self.visited[j] or j == self.e:
-            self.on_time[j] = arrive <= self.close[j]
-        self.visited[j] = True
-        self.pos, self.clock = j, begin
-        self.route.append(j)
-        self.arrivals.append(arrive)
-        self.starts.append(begin)
-        if j == self.e:
-            self.done = True
-
-    @property
-    def targets_on_time(self) -> int:
-        return int((self.on_time & self.target_mask).sum())
-
-    @property
-    def feasible(self) -> bool:
-        n_targets = int(self.target_mask.sum())
-        return (
-            self.done
-            and self.targets_on_time == n_targets
-            and bool(self.on_time[self.e])
-            and self.walked <= self.budget
-        )
-
-
 @evaluator(name="tour_complete")
 def _tour_complete(env: Any) -> bool:
     """Back at the end location, every location visited in its window, travel within budget."""
@@ -215,8 +136,6 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         render_mode: ``"ansi"`` or ``"rgb_array"``.
         invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
     """
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     @checked_init
     def __init__(
@@ -268,7 +187,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
     # ================================================================== instance
     def _use_instance(self, inst: P1Instance) -> None:
         self.instance = inst
-        self.tour = _Tour(inst)
+        self.tour = Tour(inst)
         self._reference_record: dict | None = None
         self._obs_windows = np.clip(np.asarray(inst.windows, dtype=np.float32), 0, DAY)
         self._obs_travel = np.clip(np.asarray(inst.travel, dtype=np.float32), 0, self._max_leg)
@@ -292,8 +211,6 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         return generate_p1(g["size"], seed, name=f"p1_generated_{seed}", n_targets=g["n_targets"])
 
     def _solve_reference(self) -> dict:
-        from crab_gym.envs.realm.group_tours.references import reference_p1
-
         return reference_p1(self.instance)
 
     # ================================================================== CrabEnv hooks
@@ -353,13 +270,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         return self.tour.done
 
     def _optimality(self) -> float:
-        t = self.tour
-        if not t.feasible:
-            return 0.0
-        ref = self.reference
-        if ref is None or t.walked <= 0 or t.walked <= ref:
-            return 1.0
-        return ref / t.walked
+        return optimality_ratio(self.reference, self.tour.walked, self.tour.feasible)
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         t, inst = self.tour, self.instance
@@ -432,110 +343,10 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     # ================================================================== rendering
     def _render_text(self) -> str:
-        t, inst = self.tour, self.instance
-        names = inst.locations
-        budget = "no limit" if inst.max_travel is None else f"{inst.max_travel}"
-        lines = [
-            f"{inst.name}: {len(inst.targets)} locations | at {names[t.pos]} {_clock(t.clock)} | "
-            f"walked {t.walked}/{budget} min | on time {t.targets_on_time}/{len(inst.targets)}"
-        ]
-        legs = [f"{names[i]}@{_clock(a)}" for i, a in zip(t.route, t.arrivals)]
-        lines.append("route: " + " -> ".join(legs))
-        todo = [
-            f"{names[j]} [{_clock(inst.windows[j][0])}-{_clock(inst.windows[j][1])}]"
-            for j in range(inst.n)
-            if t.target_mask[j] and not t.visited[j]
-        ]
-        lines.append("to visit: " + (", ".join(todo) if todo else "none"))
-        return "\n".join(lines) + "\n"
-
-    def _positions(self) -> np.ndarray:
-        inst = self.instance
-        if inst.coords is not None:
-            return np.asarray(inst.coords, dtype=np.float64)
-        return classical_mds(inst.travel)
+        return render_text(self.instance, self.tour)
 
     def _render_image(self) -> np.ndarray:
-        t, inst = self.tour, self.instance
-        width, height, pad, head, strip = 640, 480, 30, 30, 50
-        ink, bg = (30, 30, 30), (236, 244, 230)
-        canvas = Canvas(width, height, background=bg)
-        grey, green, orange, blue = (150, 150, 150), (0, 158, 115), (213, 94, 0), (0, 90, 200)
-        xy = self._positions()
-        lo, hi = xy.min(axis=0), xy.max(axis=0)
-        span = np.maximum(hi - lo, 1e-9)
-        scale = min((width - 2 * pad - 60) / span[0], (height - head - strip - 2 * pad) / span[1])
-        px = pad + 30 + (xy - lo) * scale
-        px[:, 1] = height - strip - pad - (xy[:, 1] - lo[1]) * scale  # north up
-        for a, b in zip(t.route, t.route[1:]):
-            canvas.line(px[a, 0], px[a, 1], px[b, 0], px[b, 1], blue, width=3)
-        labels = LabelPlacer(canvas)
-        for j in range(inst.n):
-            x, y = px[j]
-            labels.block(x - 7, y - 7, x + 8, y + 8)
-            if j in (t.s, t.e):
-                canvas.rect(x - 7, y - 7, x + 8, y + 8, ink)
-                continue
-            if not t.visited[j]:
-                fill = grey
-            else:
-                fill = green if t.on_time[j] else orange
-            canvas.disc(x, y, 6, fill)
-        x, y = px[t.pos]
-        canvas.outline(x - 10, y - 10, x + 10, y + 10, (200, 0, 0))
-        for j in range(inst.n):  # names beside the marks, on a background patch over lines
-            labels.place(px[j, 0], px[j, 1], abbreviate(inst.locations[j], 11), ink if t.visited[j] else (90, 90, 90),
-                         gap=10, background=bg)
-        # header: the state in words, then a key to the marks
-        n_targets = int(t.target_mask.sum())
-        budget = f"/{inst.max_travel}" if inst.max_travel is not None else ""
-        canvas.text(6, 4, f"clock {_clock(t.clock)}  walked {t.walked}{budget} min  "
-                          f"visited {int((t.visited & t.target_mask).sum())}/{n_targets}  on time {t.targets_on_time}", ink)
-        kx, ky = 6, 17
-        for mark, name in (("square", "start/end"), (green, "on time"), (orange, "late"), (grey, "not yet"),
-                           ("here", "here"), ("route", "route")):
-            if mark == "square":
-                canvas.rect(kx, ky, kx + 7, ky + 7, ink)
-            elif mark == "here":
-                canvas.outline(kx - 1, ky - 1, kx + 8, ky + 8, (200, 0, 0))
-            elif mark == "route":
-                canvas.line(kx - 2, ky + 3, kx + 9, ky + 3, blue, width=3)
-            else:
-                canvas.disc(kx + 3, ky + 3, 4, mark)
-            canvas.text(kx + 12, ky, name, ink)
-            kx += 12 + canvas.text_width(name) + 14
-        canvas.line(0, head - 2, width, head - 2, (200, 210, 195))
-        # bottom strip: the day from departure to closing (clock so far), the walking budget used
-        left, right = pad + 34, width - pad - 36
-        y0 = height - strip + 10
-        day0, day1 = inst.departure, max(inst.windows[t.e][1], inst.departure + 1)
-        canvas.text(6, y0 + 4, f"day {_clock(day0)}", ink)
-        canvas.rect(left, y0, right, y0 + 14, (210, 210, 210))
-        frac = min(max((t.clock - day0) / (day1 - day0), 0.0), 1.0)
-        canvas.rect(left, y0, left + frac * (right - left), y0 + 14, (0, 114, 178))
-        now = f"now {_clock(t.clock)}"
-        x_now = left + frac * (right - left)
-        if frac * (right - left) > canvas.text_width(now) + 6:  # inside the filled part, else after it
-            canvas.text(x_now - 3 - canvas.text_width(now), y0 + 4, now, (255, 255, 255))
-        else:
-            canvas.text(x_now + 3, y0 + 4, now, ink)
-        canvas.text(right + 4, y0 + 4, _clock(day1), ink)
-        y1 = y0 + 20
-        canvas.text(6, y1 + 2, "WALK", ink)
-        if inst.max_travel:
-            used = min(t.walked / inst.max_travel, 1.0)
-            canvas.rect(left, y1 + 1, right, y1 + 10, (225, 225, 215))
-            canvas.rect(left, y1 + 1, left + used * (right - left), y1 + 10, (230, 159, 0))
-            canvas.text(right + 4, y1 + 2, f"max {inst.max_travel}", ink)
-            walked = f"{t.walked} min"
-            x_used = left + used * (right - left)
-            if used * (right - left) > canvas.text_width(walked) + 6:
-                canvas.text(x_used - 3 - canvas.text_width(walked), y1 + 2, walked, ink)
-            else:
-                canvas.text(x_used + 3, y1 + 2, walked, ink)
-        else:
-            canvas.text(left, y1 + 2, f"{t.walked} min walked, no limit", ink)
-        return canvas.image()
+        return render_image(self.instance, self.tour)
 
 
 def _generator_options(generator: Any) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 
@@ -132,8 +133,6 @@ def certify_p1(instance: P1Instance, time_limit: float = 5.0, hint: list[str] | 
     before the end closes, and the travel sum within ``max_travel``. Mandatory visits: an
     ``INFEASIBLE`` answer proves that no tour visits everything. One worker with the LP.
     """
-    from ortools.sat.python import cp_model
-
     n, T, W = instance.n, instance.travel, instance.windows
     s, e = instance.index[instance.start], instance.index[instance.end]
     m = cp_model.CpModel()

@@ -1,5 +1,24 @@
-"""What every REALM problem family shares: the env base and its mixins, instance loading and
-its errors, the solver cache, numeric limits, upstream-file detection.
+"""What every REALM problem family shares, written once.
+
+==================  ===========================================================================
+module              its job
+==================  ===========================================================================
+``env``             :class:`~crab_gym.envs.realm.common.env.RealmEnv`, the base of every REALM
+                    env; constructor checks (``checked_init``, ``InstanceKind``); goal graphs
+``references``      the :class:`Reference` record, ``optimality_ratio``, the shipped/cached store
+``oracle_record``   an oracle result as a reference record, solved once and cached
+``plan_check``      the verdict type of the families' independent plan checkers
+``disruptions``     the disruption protocol that ``DisruptionWrapper`` speaks to
+``loading``         reading instance files and mappings into validated models
+``instance_files``  a family's shipped instance files: names, load, from_mapping
+``shipping``        regenerating a family's shipped instances and references (``build.py``)
+``upstream``        recognising an upstream REALM-Bench file by its keys
+``distances``       reading upstream ``{"a-b": minutes}`` distance maps
+``errors``          ``InstanceFormatError`` (names file and field), ``RealmRepairWarning``
+``jsonfile``        reading JSON safely (encoding, nesting, huge numbers)
+``limits``          numeric limits of instance fields
+``cache``           the one on-disk cache root for solved references
+==================  ===========================================================================
 
 Imports only :mod:`crab_gym.core`, :mod:`crab_gym.envs.base` and :mod:`crab_gym.envs.canvas`.
 """

@@ -25,8 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import networkx as nx
 import numpy as np
+
+from crab_gym.envs.base import CrabEnv
+from crab_gym.envs.realm.common.errors import InstanceFormatError
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 
 #: Clock bound of the P1/P2 observations (two days, in minutes).
 DAY = 48 * 60
@@ -92,10 +97,8 @@ def check_option_keys(what: str, options: Mapping[Any, Any], valid: Sequence[str
 
 def _env_label(cls: type) -> str:
     """``CampusTourEnv (Realm-P1-v0)``: the class, and its registered id when it has one."""
-    from crab_gym.envs.registration import ENV_SPECS  # lazy: registration imports no env
-
     target = f"{cls.__module__}:{cls.__qualname__}"
-    ids = [spec.id for spec in ENV_SPECS if spec.entry_point == target]
+    ids = sorted(spec.id for spec in gym.registry.values() if spec.entry_point == target)
     return f"{cls.__qualname__} ({ids[0]})" if ids else cls.__qualname__
 
 
@@ -194,7 +197,6 @@ class InstanceKind:
 def _with_hint(exc: BaseException, hint: str) -> BaseException | None:
     """A copy of ``exc`` (same class) whose message ends with ``hint``; None if the class
     cannot be rebuilt from a message."""
-    from crab_gym.envs.realm.common.errors import InstanceFormatError
 
     if isinstance(exc, InstanceFormatError):
         return InstanceFormatError(exc.source, exc.problem + hint, field=exc.field, line=exc.line)
@@ -317,3 +319,97 @@ class PendingPlanMixin:
             return super().step(action)  # type: ignore[misc]
         finally:
             self._pending = None
+
+
+class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
+    """The base of every REALM env: what they all do the same way, written once.
+
+    * **Instances**: ``reset(options={"instance": ...})`` swaps in another instance of the same
+      shape, a ``generator`` draws a fresh one on every reset (:class:`InstanceSwapMixin`); the
+      family implements ``_load_instance``, ``_check_fits``, ``_draw_instance``,
+      ``_use_instance`` (which calls :meth:`_forget_reference`) and ``_restart`` (put the
+      current instance back to its start).
+    * **The reference**: :attr:`reference` is a :class:`~crab_gym.envs.realm.common.references.Reference`
+      (value, status, bound, solver, time limit, workers, plan): the ``reference=`` value
+      given to the env, else the family's ``_solve_reference()`` (shipped, cached or solved
+      once), looked up once per instance.
+    * **Optimality**: ``optimality_ratio(reference, _agent_cost(), _plan_feasible())``.
+    * **Plans**: ``_check_action`` may keep a validated plan in ``self._pending`` for the
+      action to carry out; it is dropped after every step, so a stale plan never runs.
+      ``self._last_event`` (the step's event text) is cleared before every step.
+    * **Words and pictures**: :attr:`task_description` and :meth:`describe` for LLM prompts,
+      ``render()`` for ``ansi``/``rgb_array`` (the family's ``_render_text``/``_render_image``).
+
+    A family implements problem-level hooks only; it never overrides ``step``, ``reset`` or
+    ``_after_action``.
+    """
+
+    #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
+    transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
+
+    def __init__(self, actions: Sequence[Any], *, reference: float | None = None, **kwargs: Any) -> None:
+        super().__init__(actions, **kwargs)
+        self._fixed_reference = None if reference is None else float(reference)
+        self._reference: Reference | None = None
+        self._pending: Any = None
+        self._last_event = ""
+
+    # ------------------------------------------------------------------ the reference
+    @property
+    def reference(self) -> Reference:
+        """The current instance's reference (looked up or solved on first use, then kept)."""
+        if self._reference is None:
+            if self._fixed_reference is not None:
+                self._reference = Reference.given(self._fixed_reference)
+            else:
+                self._reference = self._solve_reference()
+        return self._reference
+
+    def _forget_reference(self) -> None:
+        """The instance changed: look its reference up again when next needed."""
+        self._reference = None
+
+    def _solve_reference(self) -> Reference:
+        """The reference of the current instance: shipped, cached or solved now."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ optimality
+    def _agent_cost(self) -> float | None:
+        """The cost of the agent's plan, in the reference's units (None: no plan)."""
+        raise NotImplementedError
+
+    def _plan_feasible(self) -> bool:
+        """Whether the agent's plan meets every hard constraint (else optimality is 0)."""
+        return True
+
+    def _optimality(self) -> float:
+        ref = self.reference
+        return optimality_ratio(ref.value if ref.feasible else None, self._agent_cost(), self._plan_feasible())
+
+    # ------------------------------------------------------------------ steps and resets
+    def _begin_step(self) -> None:
+        self._last_event = ""
+
+    def _end_step(self) -> None:
+        self._pending = None
+
+    def _reset_state(self, options: dict[str, Any] | None) -> None:
+        if not self._next_instance(options):
+            self._restart()
+        self._pending = None
+        self._last_event = ""
+
+    def _restart(self) -> None:
+        """Put the current instance back to its initial state."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ words, for LLM agents
+    @property
+    def task_description(self) -> str:
+        """What the agent must achieve, in words (the first paragraph of an LLM prompt)."""
+        doc = (type(self).__doc__ or type(self).__name__).strip().split("\n\n")[0]
+        return " ".join(doc.split())
+
+    def describe(self) -> str:
+        """The current state in words (the text render)."""
+        return self._render_text()

@@ -23,22 +23,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crab_gym.envs.realm.campus_tour.checker import ratio
+from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
 
 @dataclass
-class P2Check:
-    feasible: bool
-    cost: int
-    waiting: int
-    imbalance: int
-    constraints: dict[str, bool]
-    metrics: dict[str, float]
+class P2Check(PlanCheck):
+    """``cost`` is ``waiting + balance_weight * imbalance`` (minutes)."""
 
-    @property
-    def violations(self) -> list[str]:
-        return [name for name, ok in self.constraints.items() if not ok]
+    waiting: int = 0
+    imbalance: int = 0
 
 
 def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Check:
@@ -107,8 +102,8 @@ def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Che
     possible = min(eligible, len(instance.groups))
     metrics: dict[str, Any] = {
         "planning_quality": sum(valid_group.values()) / len(instance.groups),
-        "optimality": ratio(reference, cost, feasible),
+        "optimality": optimality_ratio(reference, cost, feasible),
         "constraint_satisfaction": sum(constraints.values()) / len(constraints),
         "coordination": min(1.0, useful / possible) if possible else 1.0,
     }
-    return P2Check(feasible, cost, waiting, imbalance, constraints, metrics)
+    return P2Check(feasible, cost, constraints, metrics, waiting=waiting, imbalance=imbalance)

@@ -40,7 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.canvas import Canvas, colour, ink_on, short_id
 from crab_gym.envs.realm.common.env import (
     DAY,
     InstanceKind,
@@ -54,7 +53,13 @@ from crab_gym.envs.realm.common.env import (
     goal_graph,
 )
 from crab_gym.envs.realm.common.env import clock as _clock
-from crab_gym.envs.realm.group_tours.model import P2Instance, generate_p2, load_p2, shipped_p2_names
+from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
+from crab_gym.envs.realm.group_tours.generator import generate_p2
+from crab_gym.envs.realm.group_tours.model import P2Instance
+from crab_gym.envs.realm.group_tours.references import reference_p2
+from crab_gym.envs.realm.group_tours.render import render_image, render_text
+from crab_gym.envs.realm.group_tours.sim import Schedule
 
 DEFAULT_INSTANCE = "p2_small_00"
 
@@ -124,91 +129,6 @@ def _make_actions(instance: P2Instance) -> list[Action]:
     ]
 
 
-class _Schedule:
-    """Who leads which group when."""
-
-    def __init__(self, inst: P2Instance) -> None:
-        self.inst = inst
-        self.G, self.K, self.D = len(inst.groups), len(inst.guides), inst.tour_duration
-        self.compatible = np.array(
-            [[inst.compatible(g, k) for k in range(self.K)] for g in range(self.G)], dtype=bool
-        )
-        self.reset()
-
-    def reset(self) -> None:
-        self.guide_of = np.full(self.G, -1, dtype=np.int64)
-        self.start = np.full(self.G, -1, dtype=np.int64)
-        self.tours: list[list[tuple[int, int]]] = [[] for _ in range(self.K)]  # (start, group)
-
-    def earliest(self, g: int, k: int) -> int | None:
-        """First minute >= arrival and >= the guide's start where a whole tour fits."""
-        gd, D = self.inst.guides[k], self.D
-        s = max(self.inst.groups[g].arrival, gd.available_from)
-        for a, _ in self.tours[k]:
-            if s + D <= a:
-                break
-            if s < a + D:
-                s = a + D
-        return s if s + D <= gd.available_to else None
-
-    def why_not(self, g: int, k: int) -> str | None:
-        grp, gd = self.inst.groups[g], self.inst.guides[k]
-        if self.guide_of[g] >= 0:
-            return f"{grp.group_id} already has a guide"
-        if grp.size > gd.max_group_size:
-            return f"{grp.group_id} ({grp.size} people) is larger than {gd.guide_id}'s cap {gd.max_group_size}"
-        if grp.size > self.inst.max_group_size:
-            return f"{grp.group_id} ({grp.size} people) is larger than the campus cap {self.inst.max_group_size}"
-        if self.earliest(g, k) is None:
-            return f"{gd.guide_id} has no free {self.D}-minute slot for {grp.group_id} in their availability"
-        return None
-
-    def assign(self, g: int, k: int, start: int) -> None:
-        self.guide_of[g], self.start[g] = k, start
-        self.tours[k].append((int(start), g))
-        self.tours[k].sort()
-
-    # -- scoring from the schedule itself ----------------------------------------------
-    def group_ok(self, g: int) -> bool:
-        k = int(self.guide_of[g])
-        if k < 0:
-            return False
-        grp, gd, s = self.inst.groups[g], self.inst.guides[k], int(self.start[g])
-        return (
-            s >= grp.arrival
-            and grp.size <= min(gd.max_group_size, self.inst.max_group_size)
-            and gd.available_from <= s
-            and s + self.D <= gd.available_to
-        )
-
-    def guide_clean(self, k: int) -> bool:
-        starts = [a for a, _ in self.tours[k]]
-        return all(b - a >= self.D for a, b in zip(starts, starts[1:]))
-
-    @property
-    def waiting(self) -> int:
-        return int(
-            sum(
-                max(0, int(self.start[g]) - self.inst.groups[g].preferred)
-                for g in range(self.G)
-                if self.guide_of[g] >= 0
-            )
-        )
-
-    @property
-    def imbalance(self) -> int:
-        loads = [len(t) for t in self.tours]
-        return max(loads) - min(loads)
-
-    @property
-    def cost(self) -> int:
-        return self.waiting + self.inst.balance_weight * self.imbalance
-
-    @property
-    def feasible(self) -> bool:
-        return all(self.group_ok(g) for g in range(self.G)) and all(self.guide_clean(k) for k in range(self.K))
-
-
 @evaluator(name="all_groups_served")
 def _all_served(env: Any) -> bool:
     """Every group has a valid tour and no guide leads two tours at once."""
@@ -238,8 +158,6 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         render_mode: ``"ansi"`` or ``"rgb_array"``.
         invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
     """
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     @checked_init
     def __init__(
@@ -290,7 +208,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
     # ================================================================== instance
     def _use_instance(self, inst: P2Instance) -> None:
         self.instance = inst
-        self.schedule = _Schedule(inst)
+        self.schedule = Schedule(inst)
         self._reference_record: dict | None = None
         b = self._size_bound
         self._obs_static = {
@@ -320,8 +238,6 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         )
 
     def _solve_reference(self) -> dict:
-        from crab_gym.envs.realm.group_tours.references import reference_p2
-
         return reference_p2(self.instance)
 
     # ================================================================== CrabEnv hooks
@@ -378,16 +294,10 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         return self._submitted or bool((s.guide_of >= 0).all()) or not self._action_mask().any()
 
     def _optimality(self) -> float:
-        s = self.schedule
-        if not s.feasible:
-            return 0.0
-        ref, cost = self.reference, s.cost
-        if ref is None or cost <= 0 or cost <= ref:
-            return 1.0
-        return ref / cost
+        return optimality_ratio(self.reference, self.schedule.cost, self.schedule.feasible)
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        s, inst = self.schedule, self.instance
+        s = self.schedule
         ok_groups = [s.group_ok(g) for g in range(s.G)]
         clean = [s.guide_clean(k) for k in range(s.K)]
         useful = sum(
@@ -407,13 +317,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             "reference": rec["value"],
             "reference_status": rec["status"],
         }
-        solution = {
-            "assignments": {
-                inst.guide_ids[k]: [{"group": inst.group_ids[g], "start": int(a)} for a, g in s.tours[k]]
-                for k in range(s.K)
-            },
-            "cost": s.cost,
-        }
+        solution = {**s.plan(), "cost": s.cost}
         return metrics, solution
 
     def _action_mask(self) -> np.ndarray:
@@ -460,89 +364,10 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     # ================================================================== rendering
     def _render_text(self) -> str:
-        s, inst = self.schedule, self.instance
-        lines = [
-            f"{inst.name}: {s.G} groups, {s.K} guides, {s.D}-min tours | assigned "
-            f"{int((s.guide_of >= 0).sum())}/{s.G} | waiting {s.waiting} min | imbalance {s.imbalance}"
-        ]
-        for k, gd in enumerate(inst.guides):
-            tours = " ".join(f"{inst.group_ids[g]}@{_clock(a)}" for a, g in s.tours[k])
-            lines.append(
-                f"{gd.guide_id} [{_clock(gd.available_from)}-{_clock(gd.available_to)}, cap {gd.max_group_size}]: "
-                f"{tours or '-'}"
-            )
-        todo = [
-            f"{grp.group_id}({grp.size}, arrives {_clock(grp.arrival)}, prefers {_clock(grp.preferred)})"
-            for g, grp in enumerate(inst.groups)
-            if s.guide_of[g] < 0
-        ]
-        lines.append("waiting for a guide: " + (", ".join(todo) if todo else "none"))
-        return "\n".join(lines) + "\n"
+        return render_text(self.instance, self.schedule)
 
     def _render_image(self) -> np.ndarray:
-        s, inst = self.schedule, self.instance
-        ink, grid, orange = (30, 30, 30), (225, 225, 225), (213, 94, 0)
-        names = [gd.guide_id.upper() for gd in inst.guides]
-        width, right, head, ticks = 640, 20, 30, 10
-        left = max(Canvas.text_width(n) for n in names) + 12
-        top = head + ticks
-        row = max(14, min(48, 400 // s.K))
-        height = top + row * s.K + 22
-        canvas = Canvas(width, height, background=(255, 255, 255))
-        t0 = min(min(g.arrival for g in inst.groups), min(g.available_from for g in inst.guides))
-        t1 = max(inst.horizon, int(s.start.max()) + s.D if (s.start >= 0).any() else 0, t0 + 1)
-        t0 -= t0 % 60
-        scale = (width - left - right) / max(t1 - t0, 1)
-
-        def x(t: float) -> float:
-            return left + (t - t0) * scale
-
-        # header: the state in words, then a key
-        canvas.text(6, 4, f"assigned {int((s.guide_of >= 0).sum())}/{s.G} groups  waiting {s.waiting} min  "
-                          f"imbalance {s.imbalance}  tours {s.D} min", ink)
-        kx, ky = 6, 17
-        for key, name in (("tour", "tour (group id)"), ("free", "guide available"), ("wait", "wait past preferred"),
-                          ("tick", "preferred start")):
-            if key == "tour":
-                canvas.rect(kx, ky, kx + 10, ky + 7, colour(0))
-            elif key == "free":
-                canvas.rect(kx, ky, kx + 10, ky + 7, (235, 235, 235))
-                canvas.outline(kx, ky, kx + 10, ky + 7, (200, 200, 200))
-            elif key == "wait":
-                canvas.rect(kx, ky + 2, kx + 10, ky + 5, orange)
-            else:
-                canvas.line(kx + 5, ky, kx + 5, ky + 7, colour(1), width=2)
-            canvas.text(kx + 14, ky, name, ink)
-            kx += 14 + canvas.text_width(name) + 14
-        step = 60 * max(1, int(np.ceil((t1 - t0) / 60 / ((width - left - right) // 40))))
-        axis = top + row * s.K
-        for h in range(t0, t1 + 1, 60):  # hour grid, labelled every `step` minutes
-            canvas.line(x(h), top - 2, x(h), axis + 2, grid)
-            if (h - t0) % step == 0:
-                canvas.line(x(h), axis, x(h), axis + 4, ink)
-                canvas.label(x(h), axis + 7, _clock(h), ink, align="centre")
-        canvas.line(left, axis, width - right, axis, ink)
-        for k, gd in enumerate(inst.guides):
-            y0 = top + k * row
-            canvas.label(left - 6, y0 + row / 2 - 3, names[k], ink, align="right")
-            canvas.rect(x(gd.available_from), y0 + 2, x(gd.available_to), y0 + row - 2, (235, 235, 235))
-            for a, g in s.tours[k]:
-                fill = colour(g)
-                canvas.rect(x(a), y0 + 5, x(a + s.D), y0 + row - 3, fill)
-                canvas.outline(x(a), y0 + 5, x(a + s.D) - 1, y0 + row - 3, (40, 40, 40))
-                room = x(a + s.D) - x(a) - 4
-                for name in (inst.group_ids[g].upper(), short_id(inst.group_ids[g])):
-                    if canvas.text_width(name) <= room and row - 8 >= 7:
-                        canvas.text(x(a) + 3, y0 + 5 + (row - 8 - 7) // 2, name, ink_on(fill))
-                        break
-            for a, g in s.tours[k]:  # waiting beyond the preferred start, above the bars
-                pref = inst.groups[g].preferred
-                if a > pref:
-                    canvas.rect(x(pref), y0 + 1, x(a) + 1, y0 + 4, orange)
-                    canvas.rect(x(pref), y0 + 1, x(pref) + 2, y0 + 6, orange)
-        for g, grp in enumerate(inst.groups):  # preferred starts as ticks above the rows
-            canvas.line(x(grp.preferred), head + 1, x(grp.preferred), top - 3, colour(g), width=2)
-        return canvas.image()
+        return render_image(self.instance, self.schedule)
 
 
 def _generator_options(generator: Any) -> dict[str, Any] | None:

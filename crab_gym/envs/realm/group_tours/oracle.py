@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 
 from ortools.sat.python import cp_model
 
+from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
 TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
@@ -87,8 +88,6 @@ def grid_step(instance: P2Instance) -> int:
 
 def solve_p2(instance: P2Instance, time_limit: float | None = None, workers: int = WORKERS) -> P2OracleResult:
     """Best plan CP-SAT finds within ``time_limit`` seconds on ``workers`` threads."""
-    from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
-
     limit = float(time_limit if time_limit is not None else default_time_limit(instance))
     hint = earliest_start_plan(instance)
     tic = time.perf_counter()

@@ -18,19 +18,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
+from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
-from crab_gym.envs.realm.jobshop.references import (
-    PLANS_FILE,
-    PLANS_FORMAT,
-    ReferencePlan,
-    plan_makespan,
-    sequence_from_starts,
-)
+from crab_gym.envs.realm.jobshop.references import PLANS_FILE, PLANS_FORMAT, ReferencePlan, sequence_from_starts
 
 OUT = Path(__file__).with_name("instances") / PLANS_FILE
 SMALL_OPS = 300
@@ -120,8 +116,6 @@ def build(
 def summary(path: Path = OUT) -> str:
     """A markdown table per family: plans proven optimal, plans equal to the literature's best
     known makespan, and the mean gap to it of the others."""
-    import re
-
     plans = _read(path)
     rows = []
     families: dict[str, list] = {}

@@ -32,7 +32,6 @@ from pydantic import Field
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.canvas import Canvas, colour, ink_on
 from crab_gym.envs.realm.common.env import (
     InstanceKind,
     InstanceSwapMixin,
@@ -40,6 +39,8 @@ from crab_gym.envs.realm.common.env import (
     check_option_keys,
     checked_init,
 )
+from crab_gym.envs.realm.jobshop import render as rendering
+from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
@@ -122,7 +123,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     """
 
     #: The operation scheduled by the last step (render highlight), not state.
-    transient_attributes = ("_last_op",)
+    transient_attributes = ("_last_op", "_lb_before")
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
@@ -175,6 +176,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         self._graph: nx.DiGraph | None = None
         self._use_instance(inst)
         self._last_op: dict[str, int] | None = None
+        self._lb_before = 0
 
     # ================================================================== instance
     def _use_instance(self, inst: JSSPInstance) -> None:
@@ -254,7 +256,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         metrics = {
             "planning_quality": s.n_scheduled / s.n_total,
             "optimality": self._optimality(),
-            "constraint_satisfaction": _constraint_satisfaction(self.instance, s.start),
+            "constraint_satisfaction": constraint_satisfaction(self.instance, s.start),
             "makespan": mk,
             "reference_makespan": self.reference_makespan,
             "reference_kind": self.reference_kind,
@@ -299,24 +301,23 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         self._last_op = None
 
     # ================================================================== step
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        """``CrabEnv.step`` plus a fast path for a legal ``dispatch`` (same result, same info).
+    def _begin_step(self) -> None:
+        self._lb_before = self.schedule.lb_makespan
+        self._last_op = None
 
-        The fast path skips pydantic for the one hot action of RL training; anything it does
-        not recognise as a legal dispatch goes through the generic path unchanged.
-        """
-        lb_before = self.schedule.lb_makespan
+    def _fast_step(self, action: Any) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+        """A legal ``dispatch`` without pydantic: the one hot action of RL training (same
+        result, same info as the generic path; anything else takes the generic path)."""
         job = self._fast_dispatch_job(action)
-        if job is not None and not self._terminated and self.graph is not None:
-            call = {"name": "dispatch", "arguments": {"job": job}}
-            self._dispatch(job)
-            out = self._after_action(call, "dispatch", {"job": job})
-        else:
-            self._last_op = None
-            out = super().step(action)
-        if self.reward_mode == "makespan" and out[4]["valid"]:
-            return out[0], -float(self.schedule.lb_makespan - lb_before), out[2], out[3], out[4]
-        return out
+        if job is None:
+            return None
+        self._dispatch(job)
+        return {"name": "dispatch", "arguments": {"job": job}}, "dispatch", {"job": job}
+
+    def _step_reward(self, name: str, values: dict[str, Any], reward: float) -> float:
+        if self.reward_mode == "makespan":  # minus the rise of the makespan lower bound
+            return -float(self.schedule.lb_makespan - self._lb_before)
+        return reward
 
     def _fast_dispatch_job(self, action: Any) -> int | None:
         """The job of a well-formed, legal dispatch element or tool call, else None."""
@@ -387,77 +388,10 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
 
     # ================================================================== rendering
     def _render_text(self) -> str:
-        s, inst = self.schedule, self.instance
-        lines = [
-            f"{inst.name}: {inst.n_jobs} jobs x {inst.n_machines} machines | scheduled {s.n_scheduled}/{s.n_total} "
-            f"| makespan {s.makespan} | lower bound {s.lb_makespan} | reference {self.reference_makespan} "
-            f"({self.reference_kind})"
-        ]
-        width = len(str(inst.n_machines - 1))
-        for mc in range(inst.n_machines):
-            ops = " ".join(
-                f"j{j}[{a}-{b})" for j, a, b in zip(s.m_jobs[mc], s.m_starts[mc], s.m_ends[mc])
-            )
-            lines.append(f"M{mc:0{width}d}: {ops}")
-        nxt = ", ".join(f"j{j}" for j in range(inst.n_jobs) if s.can_dispatch(j))
-        lines.append(f"jobs with operations left: {nxt or 'none'}")
-        return "\n".join(lines) + "\n"
+        return rendering.text(self.instance, self.schedule, self.reference_makespan, self.reference_kind)
 
     def _render_image(self) -> np.ndarray:
-        s, inst = self.schedule, self.instance
-        m = inst.n_machines
-        ink, red = (30, 30, 30), (200, 0, 0)
-        row = max(6, min(28, 480 // m))
-        names = [f"M{mc}" for mc in range(m)]
-        left = max(Canvas.text_width(n) for n in names) + 10
-        top, width = 34, 982 - left - 14
-        height = top + row * m + 24
-        canvas = Canvas(width + left + 14, height, background=(255, 255, 255))
-        span = max(s.makespan, self.reference_makespan, s.lb_makespan, 1)
-        scale = width / span
-        # header: the objective in words, then a key to the two vertical lines
-        canvas.text(6, 4, f"makespan {s.makespan} / ref {self.reference_makespan} ({self.reference_kind})  "
-                          f"lower bound {s.lb_makespan}  scheduled {s.n_scheduled}/{s.n_total} ops  "
-                          f"{inst.n_jobs} jobs (colour, J id)", ink)
-        kx, ky = 6, 17
-        for rgb, name in ((ink, "makespan"), (red, "reference")):
-            canvas.line(kx + 4, ky - 1, kx + 4, ky + 8, rgb, width=2 if rgb == red else 1)
-            canvas.text(kx + 12, ky, name, ink)
-            kx += 12 + canvas.text_width(name) + 14
-        axis = top + row * m
-        step = _nice_step(span / 10)
-        for t in range(0, span + 1, step):  # time axis with a few ticks
-            xt = left + t * scale
-            canvas.line(xt, top, xt, axis, (238, 238, 238))
-            canvas.line(xt, axis, xt, axis + 4, ink)
-            canvas.label(xt, axis + 7, str(t), ink, align="centre")
-        for mc in range(m):
-            y0 = top + mc * row
-            if row >= 8 or mc % 2 == 0:
-                canvas.label(left - 5, y0 + (row - 7) / 2, names[mc], ink, align="right")
-            canvas.rect(left, y0 + row - 1, left + width, y0 + row, (225, 225, 225))
-            for j, a, b in zip(s.m_jobs[mc], s.m_starts[mc], s.m_ends[mc]):
-                x0, x1 = left + a * scale, left + b * scale
-                canvas.rect(x0, y0 + 1, max(x1, x0 + 1), y0 + row - 2, colour(j))
-                canvas.outline(x0, y0 + 1, max(x1, x0 + 1) - 1, y0 + row - 2, (40, 40, 40))
-                tag = f"J{j}"
-                if row >= 11 and canvas.text_width(tag) + 4 <= x1 - x0:
-                    canvas.text(x0 + 3, y0 + 1 + (row - 3 - 7) // 2, tag, ink_on(colour(j)))
-        canvas.line(left, axis, left + width, axis, ink)
-        x_ref = left + self.reference_makespan * scale
-        canvas.line(x_ref, top - 4, x_ref, axis + 2, red, width=2)
-        x_mk = left + s.makespan * scale
-        canvas.line(x_mk, top - 4, x_mk, axis + 2, (0, 0, 0))
-        return canvas.image()
-
-
-def _nice_step(raw: float) -> int:
-    """The smallest 1, 2 or 5 times a power of ten at least ``raw`` (axis tick spacing)."""
-    base = 10 ** max(int(np.floor(np.log10(max(raw, 1)))), 0)
-    for k in (1, 2, 5, 10):
-        if k * base >= raw:
-            return int(k * base)
-    return int(10 * base)
+        return rendering.draw(self.instance, self.schedule, self.reference_makespan, self.reference_kind)
 
 
 def _reference(inst: JSSPInstance) -> tuple[int, str]:
@@ -504,25 +438,3 @@ def _generator_options(generator: Any) -> dict[str, int] | None:
     if opts["n_jobs"] < 1 or opts["n_machines"] < 1 or not 0 <= opts["low"] <= opts["high"]:
         raise ValueError(f"invalid generator options {opts}")
     return opts
-
-
-def _constraint_satisfaction(instance: JSSPInstance, start: list[list[int]]) -> float:
-    """Share of the schedule's constraints that hold, checked from the start times alone:
-    each job's operation order, and no two operations overlapping on a machine."""
-    ok = total = 0
-    per_machine: list[list[tuple[int, int]]] = [[] for _ in range(instance.n_machines)]
-    for j, (drow, mrow) in enumerate(zip(instance.durations, instance.machines)):
-        for k, (p, mc) in enumerate(zip(drow, mrow)):
-            t = start[j][k]
-            if t < 0:
-                continue
-            per_machine[mc].append((t, t + p))
-            if k:
-                total += 1
-                ok += start[j][k - 1] >= 0 and start[j][k - 1] + drow[k - 1] <= t
-    for ivs in per_machine:
-        ivs.sort()
-        for (_a0, a1), (b0, _) in zip(ivs, ivs[1:]):
-            total += 1
-            ok += a1 <= b0
-    return ok / total if total else 1.0

@@ -5,8 +5,8 @@ job, ``AddNoOverlap`` per machine, and a minimised makespan. The solver's time b
 worker count travel with every value it produces (:class:`OracleResult`), because a
 "reference" found in 10 s on 2 workers is not the same claim as a proven optimum.
 
-Shipped instances carry a plan found by this oracle offline (:mod:`.plans`, built by
-:mod:`.build_plans`), so neither the env nor ``OraclePolicy`` calls it for them. For generated
+Shipped instances carry a plan found by this oracle offline (:mod:`.references`, built by
+:mod:`.build`), so neither the env nor ``OraclePolicy`` calls it for them. For generated
 instances, :func:`solve_jssp` can cache results on disk keyed by the instance data and the
 budget.
 """
@@ -17,6 +17,9 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+import ortools
+from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common.cache import cache_dir
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
@@ -55,8 +58,6 @@ class OracleResult:
 
 
 def _solver_name() -> str:
-    import ortools
-
     return f"ortools-cp-sat {ortools.__version__}"
 
 
@@ -91,8 +92,6 @@ def solve_jssp(
                 pass  # a damaged cache entry (bad bytes, bad JSON, missing keys) is solved again
             else:
                 return dataclasses.replace(result, instance=instance.name)
-
-    from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
     horizon = sum(sum(row) for row in instance.durations)

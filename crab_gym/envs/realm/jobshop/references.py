@@ -102,40 +102,6 @@ def sequence_from_starts(instance: JSSPInstance, starts: Sequence[Sequence[int]]
     return per_machine
 
 
-def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> int:
-    """Makespan of the plan's semi-active schedule; ``ValueError`` if it deadlocks or does not
-    list every operation (each job once per operation it has on the machine)."""
-    n, n_ops, m = instance.n_jobs, instance.n_ops, instance.n_machines
-    if len(sequence) != m:
-        raise ValueError(f"{len(sequence)} machine rows for {m} machines")
-    for mc in range(m):
-        want = sorted(j for j in range(n) for k in range(n_ops) if instance.machines[j][k] == mc)
-        if sorted(sequence[mc]) != want:
-            raise ValueError(f"machine {mc} does not list each of its operations once")
-    ptr = [0] * m
-    nxt = [0] * n
-    job_end = [0] * n
-    mach_end = [0] * m
-    placed, total = 0, n * n_ops
-    while placed < total:
-        before = placed
-        for mc in range(m):
-            row = sequence[mc]
-            while ptr[mc] < len(row):
-                j = row[ptr[mc]]
-                k = nxt[j]
-                if k >= n_ops or instance.machines[j][k] != mc:
-                    break
-                end = max(job_end[j], mach_end[mc]) + instance.durations[j][k]
-                job_end[j] = mach_end[mc] = end
-                nxt[j] += 1
-                ptr[mc] += 1
-                placed += 1
-        if placed == before:
-            raise ValueError("the plan deadlocks (machine orders contradict job orders)")
-    return max(job_end)
-
-
 @functools.cache
 def _stored() -> dict[str, Any]:
     try:

@@ -24,18 +24,18 @@ import argparse
 import json
 from pathlib import Path
 
-from crab_gym.envs.realm.ridesharing.disruptions import INSTANCE_DIR as P4_DIR
-from crab_gym.envs.realm.ridesharing.disruptions import generate_p4
-from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIR as P3_DIR
-from crab_gym.envs.realm.ridesharing.model import P3Instance, generate_p3
+from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
+from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import SOLVER, TIME_LIMITS, solve_p3
-from crab_gym.envs.realm.ridesharing.resolve import (
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import (
     RESOLVE_SOLUTION_LIMIT,
     RESOLVE_TIME_GUARD,
     adaptive_oracle,
     best_reference,
 )
 from crab_gym.envs.realm.ridesharing.sim import simulate_plan
+
+P3_DIR, P4_DIR = INSTANCE_DIRS["p3"], INSTANCE_DIRS["p4"]
 
 #: Shipped instances per size class (20 per problem).
 COUNTS = {"small": 8, "medium": 7, "large": 5}

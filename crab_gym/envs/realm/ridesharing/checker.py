@@ -1,8 +1,8 @@
 """Independent checker for P3/P4 plans: recompute the schedule and the metrics from a plan.
 
-It shares no code with the env's simulation (:mod:`ridesharing_sim`) or the network module:
-travel times come from networkx shortest paths over the instance's roads, with disruption
-effects written out again here. The env's ``info["metrics"]`` must agree with it.
+It shares no code with the env's simulation (:mod:`~crab_gym.envs.realm.ridesharing.sim`) or
+the network module: travel times come from networkx shortest paths over the instance's roads,
+with disruption effects written out again here. The env's ``info["metrics"]`` must agree with it.
 
 Rules it checks (see :mod:`crab_gym.envs.realm.ridesharing.model`): each vehicle leaves ``start_time``
 from its place, drives to each listed stop as soon as it has served the previous one, waits
@@ -22,6 +22,7 @@ from typing import Any
 
 import networkx as nx
 
+from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 
 
@@ -187,12 +188,12 @@ def check_plan(
     active = {dropped[pid][0] for pid in served_ids}
     metrics: dict[str, Any] = {
         "planning_quality": served / n_req if n_req else 1.0,
-        "optimality": (_ratio(reference_cost, cost) if feasible else 0.0) if reference_cost is not None else None,
+        "optimality": optimality_ratio(reference_cost, cost, feasible) if reference_cost is not None else None,
         "constraint_satisfaction": 1.0 - failed / declared if declared else 1.0,
         "coordination": len(active) / n_veh if n_veh else 0.0,
     }
     if adaptation_reference is not None:
-        metrics["adaptation"] = _ratio(adaptation_reference, cost) if feasible else 0.0
+        metrics["adaptation"] = optimality_ratio(adaptation_reference, cost, feasible)
     return {
         "feasible": feasible,
         "violations": violations,
@@ -202,9 +203,3 @@ def check_plan(
         "schedule": schedule,
         "metrics": metrics,
     }
-
-
-def _ratio(reference: float, cost: float) -> float:
-    if cost <= 0:
-        return 1.0
-    return max(0.0, min(1.0, float(reference) / float(cost)))

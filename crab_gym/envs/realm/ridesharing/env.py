@@ -52,10 +52,12 @@ from pydantic import ConfigDict, Field, create_model
 from crab_gym.core import Action, evaluator
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.env import InstanceKind, RenderModesMixin, checked_init
+from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.ridesharing import render as rendering
-from crab_gym.envs.realm.ridesharing.model import P3Instance, load_p3, shipped_p3_names
+from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
+from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.references import p3_reference
-from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, _hhmm
+from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
 
@@ -289,7 +291,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
             if veh.parked:
                 return f"vehicle {args['vehicle']} has finished its route"
             now = ", ".join(self.vehicle_ids[k] for k in sim.acting())
-            return f"vehicle {args['vehicle']} is busy until {_hhmm(veh.free)}; free now: {now}"
+            return f"vehicle {args['vehicle']} is busy until {hhmm(veh.free)}; free now: {now}"
         if name == "park":
             if sim.vehicles[v].onboard:
                 return f"vehicle {args['vehicle']} still carries passengers"
@@ -332,8 +334,8 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
         v, s = self._vid[vehicle], self._stop[stop]
         visit = self.sim.dispatch(v, s)
         self._events.append(
-            f"{vehicle} leaves at {_hhmm(visit.depart)} for {stop}, arrives {_hhmm(visit.arrive)}"
-            + (f", serves at {_hhmm(visit.service)}" if visit.service != visit.arrive else "")
+            f"{vehicle} leaves at {hhmm(visit.depart)} for {stop}, arrives {hhmm(visit.arrive)}"
+            + (f", serves at {hhmm(visit.service)}" if visit.service != visit.arrive else "")
         )
         self._settle()
 
@@ -394,7 +396,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
         delivering = {sim.assigned[r] for r in range(sim.R) if sim.status[r] == DELIVERED}
         return {
             "planning_quality": served / sim.R,
-            "optimality": _ratio(reference_cost, cost) if feasible else 0.0,
+            "optimality": optimality_ratio(reference_cost, cost, feasible),
             "constraint_satisfaction": 1.0 - len(sim.broken) / declared,
             "coordination": len(delivering) / sim.V,
             "cost": int(cost),
@@ -415,9 +417,3 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
 
     def _render_image(self) -> np.ndarray:
         return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())
-
-
-def _ratio(reference: float, cost: float) -> float:
-    if cost <= 0:
-        return 1.0
-    return max(0.0, min(1.0, float(reference) / float(cost)))

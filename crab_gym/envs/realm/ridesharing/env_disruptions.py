@@ -3,9 +3,10 @@ construction that happen at given minutes).
 
 Everything of :mod:`crab_gym.envs.realm.ridesharing.env` holds, plus:
 
-* **Disruptions** (typed models in :mod:`crab_gym.envs.realm.ridesharing.disruptions`) are applied when the
-  clock reaches their start: the instance's own schedule, and any passed to the public
-  :meth:`RideSharingDisruptionEnv.apply_disruption` (what ``DisruptionWrapper`` calls). From
+* **Disruptions** (typed models in :mod:`crab_gym.envs.realm.ridesharing.disruptions`) are
+  applied when the clock reaches their start: the instance's own schedule, and any passed to
+  the public :meth:`RideSharingDisruptionEnv.apply_disruption` (what ``DisruptionWrapper``
+  calls; the env implements the protocol of :mod:`crab_gym.envs.realm.common.disruptions`). From
   then on, and only from then, trips departing while a disruption is active take its delay
   (a closed road is passable again when it reopens; traffic goes round when quicker), so the
   travel-time matrix in the observation, the action masks and the costs reflect it. A trip
@@ -18,7 +19,7 @@ Everything of :mod:`crab_gym.envs.realm.ridesharing.env` holds, plus:
 * **Adaptation metric**: 0 if the final plan breaks a constraint; otherwise
   ``min(1, reference / cost)``, where the reference is the oracle that takes over from the
   episode's own state at its first disruption, keeping what is done, and re-solves at each
-  disruption (:mod:`crab_gym.envs.realm.ridesharing.resolve`; deterministic, cached); when a
+  disruption (:mod:`crab_gym.envs.realm.ridesharing.oracle_disruptions`; deterministic, cached); when a
   submitted plan was under way then, the oracle may also keep it. With no disruption in force
   during the episode it is 1 for a feasible plan.
   ``adaptation_reference="oracle"`` uses the precomputed adaptive oracle's value instead
@@ -38,19 +39,16 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
+from crab_gym.envs.realm.common.disruptions import DisruptionReport
 from crab_gym.envs.realm.common.env import InstanceKind, checked_init
-from crab_gym.envs.realm.ridesharing.disruptions import (
-    P4Instance,
-    disruption_to_json,
-    load_p4,
-    parse_disruption,
-    shipped_p4_names,
-)
-from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, _ratio
-from crab_gym.envs.realm.ridesharing.model import P3Instance
+from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
+from crab_gym.envs.realm.ridesharing.env import RideSharingEnv
+from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
+from crab_gym.envs.realm.ridesharing.model import P3Instance, P4Instance
 from crab_gym.envs.realm.ridesharing.network import active_at
 from crab_gym.envs.realm.ridesharing.references import adaptation_reference, p4_reference
-from crab_gym.envs.realm.ridesharing.sim import RideSim, _hhmm
+from crab_gym.envs.realm.ridesharing.sim import RideSim, hhmm
 
 DEFAULT_INSTANCE = "p4_small_01"
 
@@ -70,6 +68,8 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     """Realm-P4-v0 (see the module docstring)."""
 
     problem = "p4"
+    #: The disruption types this env knows (the disruption protocol).
+    disruption_kinds = DISRUPTION_KINDS
 
     @checked_init
     def __init__(
@@ -119,16 +119,24 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         self._reset_p4_fields()
 
     # ================================================================== disruptions
-    def apply_disruption(self, disruption: Any) -> dict[str, Any]:
+    def parse_disruption(self, disruption: Any) -> Any:
+        """A typed disruption from a mapping (or a typed one), checked against this instance.
+
+        Raises :class:`~crab_gym.envs.realm.common.disruptions.InvalidDisruptionError` for an
+        unknown road or place, a negative duration or delay, or an unknown type.
+        """
+        return parse_disruption(disruption, self.instance)
+
+    def apply_disruption(self, disruption: Any) -> DisruptionReport:
         """Inject a disruption (a typed model or a mapping with ``type``, ``route`` or
         ``location``, ``start`` minute or None for now, ``duration``, ``delay``).
 
         It is applied at once if its start has come (a start in the past counts from now and
         still ends when it would have), otherwise when the clock reaches it. Returns what
-        happened. Raises :class:`~crab_gym.envs.realm.ridesharing.disruptions.InvalidDisruptionError` for an
-        unknown road or place, a negative duration or delay, or an unknown type.
+        happened. Raises :class:`~crab_gym.envs.realm.common.disruptions.InvalidDisruptionError`
+        as :meth:`parse_disruption` does.
         """
-        d = parse_disruption(disruption, self.instance)
+        d = self.parse_disruption(disruption)
         clock = self.sim.clock
         if clock is None:
             return {"applied": False, "scheduled": False, "clock": -1, "message": "the episode is over"}
@@ -143,9 +151,9 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         self._settle()
         applied = len(self.sim.applied) > before
         msg = (
-            f"applied at {_hhmm(clock)}: {d.describe()}"
+            f"applied at {hhmm(clock)}: {d.describe()}"
             if applied
-            else f"scheduled: {d.describe()} (applies when the clock reaches {_hhmm(d.start)})"
+            else f"scheduled: {d.describe()} (applies when the clock reaches {hhmm(d.start)})"
         )
         if not applied:
             self._events.append(msg)
@@ -167,7 +175,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     def _on_disruption(self, sim: RideSim, fired: list[Any]) -> None:
         for d in fired:
             self._fired.append(disruption_to_json(d))
-            self._events.append(f"disruption at {_hhmm(d.start)}: {d.describe()}")
+            self._events.append(f"disruption at {hhmm(d.start)}: {d.describe()}")
         if self._snapshot is None and any(d.duration > 0 for d in fired):
             self._snapshot = sim.copy()
 
@@ -244,11 +252,11 @@ class RideSharingDisruptionEnv(RideSharingEnv):
             adaptation = 1.0 if feasible else 0.0
         elif self.adaptation_mode == "oracle":
             ref_value = float(reference_cost)
-            adaptation = _ratio(ref_value, cost) if feasible else 0.0
+            adaptation = optimality_ratio(ref_value, cost, feasible)
         else:
             schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)
             ref_value = float(adaptation_reference(self._snapshot, schedule, self._snapshot_keep)["value"])
-            adaptation = _ratio(ref_value, cost) if feasible else 0.0
+            adaptation = optimality_ratio(ref_value, cost, feasible)
         metrics["adaptation"] = adaptation
         metrics["adaptation_reference_cost"] = ref_value
         metrics["disruptions_applied"] = len(self.sim.applied)

@@ -42,17 +42,6 @@ class DisruptionLike(Protocol):
     def added_minutes(self, at: int) -> int: ...
 
 
-def split_route(route: str, names: Iterable[str]) -> tuple[str, str] | None:
-    """Split ``"a-b"`` into two known names; names may themselves contain ``-``."""
-    known = set(names)
-    hits = [
-        (route[:i], route[i + 1 :])
-        for i, ch in enumerate(route)
-        if ch == "-" and route[:i] in known and route[i + 1 :] in known
-    ]
-    return hits[0] if len(hits) == 1 else None
-
-
 def shortest_paths(weights: np.ndarray) -> np.ndarray:
     """Floyd-Warshall on a dense matrix (``NO_ROAD`` = missing road); integer minutes."""
     d = np.array(weights, dtype=np.int64, copy=True)

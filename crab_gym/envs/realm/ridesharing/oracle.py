@@ -13,7 +13,7 @@ Formulation (RoutingModel):
 * each pickup sits in a disjunction with the instance's ``unserved_penalty``, so a request
   may be dropped at that stated price and the solver always returns a plan.
 
-The same builder serves the P4 re-solve (:mod:`crab_gym.envs.realm.ridesharing.resolve`):
+The same builder serves the P4 re-solve (:mod:`crab_gym.envs.realm.ridesharing.oracle_disruptions`):
 vehicles then start where and when they become free, passengers already on board are
 dropoff-only nodes pinned to their vehicle, and their deadlines become soft (a large cost
 per minute late) so that a plan always comes back.
@@ -34,6 +34,7 @@ import numpy as np
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
 from crab_gym.envs.realm.ridesharing.model import P3Instance
+from crab_gym.envs.realm.ridesharing.sim import simulate_plan
 
 #: Default search budget in seconds per size class.
 TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
@@ -277,8 +278,6 @@ def solve_p3(
     instance: P3Instance, *, time_limit: float | None = None, solution_limit: int | None = None
 ) -> P3OracleResult:
     """Solve a P3 instance from its start (no disruptions) and score the plan by simulation."""
-    from crab_gym.envs.realm.ridesharing.sim import simulate_plan
-
     limit = default_time_limit(instance) if time_limit is None else float(time_limit)
     vehicles = [
         DarpVehicle(index=k, loc=instance.index[v.location], free=instance.start_time, capacity=v.capacity)

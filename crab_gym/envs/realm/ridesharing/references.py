@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from crab_gym.envs.realm.common.cache import cache_dir as shared_cache_dir
-from crab_gym.envs.realm.ridesharing.disruptions import INSTANCE_DIR as P4_DIR
-from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIR as P3_DIR
-from crab_gym.envs.realm.ridesharing.model import P3Instance
+from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
+from crab_gym.envs.realm.ridesharing.oracle import solve_p3
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptive_from_state, best_reference
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
 ON_DEMAND_SOLUTION_LIMIT = 300
@@ -36,7 +36,7 @@ def cache_dir() -> Path:
 @lru_cache(maxsize=4)
 def shipped_references(problem: str) -> dict[str, dict[str, Any]]:
     """``references.json`` of ``"p3"`` or ``"p4"`` ({} when absent)."""
-    path = (P3_DIR if problem == "p3" else P4_DIR) / "references.json"
+    path = INSTANCE_DIRS[problem] / "references.json"
     if not path.is_file():
         return {}
     return json.loads(path.read_text())
@@ -80,8 +80,6 @@ def p3_reference(instance: P3Instance) -> dict[str, Any]:
     plain = P3Instance.model_validate(instance.model_dump(include=set(P3Instance.model_fields)))
 
     def compute() -> dict[str, Any]:
-        from crab_gym.envs.realm.ridesharing.oracle import solve_p3
-
         res = solve_p3(plain, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT)
         out = res.to_dict()
         out["value"] = out.pop("cost")
@@ -108,8 +106,6 @@ def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) ->
     initial = shipped["initial"] if shipped is not None else p3_reference(instance)
 
     def compute() -> dict[str, Any]:
-        from crab_gym.envs.realm.ridesharing.resolve import best_reference
-
         res, policy = best_reference(instance, initial["plan"], schedule)
         return {
             "value": res.cost,
@@ -149,8 +145,6 @@ def adaptation_reference(
     key = "adapt-" + sim.inst.fingerprint() + "-" + hashlib.sha256(state.encode()).hexdigest()[:16]
     if key in _MEMORY:
         return _MEMORY[key]
-    from crab_gym.envs.realm.ridesharing.resolve import adaptive_from_state
-
     res = adaptive_from_state(sim, keep)
     out = {"value": res.cost, "plan": res.plan, "feasible": res.feasible, "resolves": res.resolves}
     if len(_MEMORY) > 10_000:

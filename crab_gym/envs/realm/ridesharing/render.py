@@ -11,7 +11,7 @@ import numpy as np
 from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour, ink_on
 from crab_gym.envs.realm.common.env import classical_mds
 from crab_gym.envs.realm.ridesharing.model import P3Instance
-from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, _hhmm
+from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, hhmm
 
 WIDTH, HEIGHT, MARGIN = 480, 360, 24
 #: room for the header (state + key) above the map, and for the P4 disruption key below it
@@ -99,7 +99,7 @@ def draw(instance: P3Instance, sim: RideSim, pos: np.ndarray, active: list | Non
 
 def _header(c: Canvas, instance: P3Instance, sim: RideSim, active: list | None) -> None:
     clock = sim.clock
-    line = (f"clock {_hhmm(clock) if clock is not None else 'done'}  served {sim.served()}/{sim.R}  "
+    line = (f"clock {hhmm(clock) if clock is not None else 'done'}  served {sim.served()}/{sim.R}  "
             f"travel {sim.travel_minutes()} min")
     if hasattr(instance, "disruptions"):
         line += f"  disruptions {len(active or [])} active"
@@ -135,12 +135,12 @@ def _disruption_key(c: Canvas) -> None:
 def text(instance: P3Instance, sim: RideSim, active: list | None = None) -> str:
     """A readable summary of the state, for ``render_mode="ansi"`` and LLM prompts."""
     clock = sim.clock
-    lines = [f"{instance.name}: clock {_hhmm(clock) if clock is not None else 'done'}; "
+    lines = [f"{instance.name}: clock {hhmm(clock) if clock is not None else 'done'}; "
              f"served {sim.served()}/{sim.R}; travel {sim.travel_minutes()} min"]
     names = instance.stop_names()
     for k, veh in enumerate(sim.vehicles):
         v = instance.vehicles[k]
-        state = "parked" if veh.parked else f"free at {_hhmm(veh.free)}"
+        state = "parked" if veh.parked else f"free at {hhmm(veh.free)}"
         route = " > ".join(names[x.stop] for x in veh.route) or "-"
         lines.append(
             f"  {v.vehicle_id} at {instance.locations[veh.loc]}, {state}, load {veh.load}/{veh.capacity}: {route}"
@@ -149,8 +149,8 @@ def text(instance: P3Instance, sim: RideSim, active: list | None = None) -> str:
     for r, req in enumerate(instance.requests):
         lo, hi = req.pickup_window
         lines.append(
-            f"  {req.passenger_id}: {req.pickup} -> {req.dropoff}, pickup {_hhmm(lo)}-{_hhmm(hi)}, "
-            f"dropoff by {_hhmm(req.latest_dropoff)}: {tag[sim.status[r]]}"
+            f"  {req.passenger_id}: {req.pickup} -> {req.dropoff}, pickup {hhmm(lo)}-{hhmm(hi)}, "
+            f"dropoff by {hhmm(req.latest_dropoff)}: {tag[sim.status[r]]}"
         )
     for d in active or []:
         lines.append(f"  DISRUPTION {d.describe()}")

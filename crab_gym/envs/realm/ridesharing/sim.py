@@ -197,12 +197,12 @@ class RideSim:
             if veh.load + req.passengers > veh.capacity:
                 return f"vehicle {self.inst.vehicles[v].vehicle_id} is full"
             if arrive > req.pickup_window[1]:
-                return f"passenger {req.passenger_id}'s pickup window closed at {_hhmm(req.pickup_window[1])} (arrival {_hhmm(arrive)})"
+                return f"passenger {req.passenger_id}'s pickup window closed at {hhmm(req.pickup_window[1])} (arrival {hhmm(arrive)})"
             if not self._can_finish(int(self.pick_loc[r]), service, veh.onboard + [r], m):
                 return "some passenger on board could no longer be dropped off on time"
             return None
         if arrive > req.latest_dropoff:
-            return f"passenger {req.passenger_id} would arrive at {_hhmm(arrive)}, after {_hhmm(req.latest_dropoff)}"
+            return f"passenger {req.passenger_id} would arrive at {hhmm(arrive)}, after {hhmm(req.latest_dropoff)}"
         rest = [x for x in veh.onboard if x != r]
         if not self._can_finish(int(self.drop_loc[r]), service, rest, m):
             return "some other passenger on board could no longer be dropped off on time"
@@ -236,7 +236,7 @@ class RideSim:
         visit = Visit(stop=stop, depart=veh.free, arrive=arrive, service=service)
         if stop % 2 == 0:
             if arrive > req.pickup_window[1]:
-                self.violations.append(f"{req.passenger_id} picked up late ({_hhmm(arrive)} > {_hhmm(req.pickup_window[1])})")
+                self.violations.append(f"{req.passenger_id} picked up late ({hhmm(arrive)} > {hhmm(req.pickup_window[1])})")
                 self.broken.add(("window", r))
             veh.load += req.passengers
             veh.onboard.append(r)
@@ -247,7 +247,7 @@ class RideSim:
                 self.broken.add(("capacity", v))
         else:
             if arrive > req.latest_dropoff:
-                self.violations.append(f"{req.passenger_id} dropped off late ({_hhmm(arrive)} > {_hhmm(req.latest_dropoff)})")
+                self.violations.append(f"{req.passenger_id} dropped off late ({hhmm(arrive)} > {hhmm(req.latest_dropoff)})")
                 self.broken.add(("deadline", r))
             veh.load -= req.passengers
             veh.onboard.remove(r)
@@ -378,7 +378,8 @@ class RideSim:
         }
 
 
-def _hhmm(minutes: int) -> str:
+def hhmm(minutes: int) -> str:
+    """Minutes from midnight as ``HH:MM`` (for messages)."""
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 

@@ -1,4 +1,5 @@
-"""P4 oracle: re-solve from the state at each disruption, keeping what is done.
+"""The P4 oracle (ride-sharing with disruptions): re-solve from the state at each disruption,
+keeping what is done.
 
 The adaptive oracle drives a plan until a disruption is applied (the clock reaches it), then
 re-solves the rest with the P3 model (:func:`~crab_gym.envs.realm.ridesharing.oracle.solve_darp`)
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crab_gym.envs.realm.ridesharing.heuristics import greedy_completion
+from crab_gym.envs.realm.ridesharing.heuristics import drive_greedily, greedy_completion
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import DarpVehicle, solve_darp
 from crab_gym.envs.realm.ridesharing.sim import WAITING, RideSim, plan_codes
@@ -161,8 +162,6 @@ def best_reference(
 ) -> tuple[AdaptiveResult, str]:
     """The P4 reference: the better (fewer violations, then lower cost) of the adaptive oracle
     and the greedy policy, both without foresight of disruptions. Returns (result, which)."""
-    from crab_gym.envs.realm.ridesharing.heuristics import drive_greedily
-
     if schedule is None:
         schedule = getattr(instance, "disruptions", [])
     oracle = adaptive_oracle(instance, initial_plan, schedule, **resolve_kwargs)

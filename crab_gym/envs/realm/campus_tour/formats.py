@@ -1,0 +1,152 @@
+"""The files a P1 instance comes in, and the loader that tells them apart.
+
+* crab_gym's own JSON: a :class:`~.model.P1Instance` dumped as is (the shipped instances);
+* a user's own upstream REALM-Bench P1 file (clock hours, ``"a-b"`` distance keys,
+  ``max_duration``), converted by :func:`from_upstream_p1`, which repairs what it can with a
+  warning per repair and rejects the rest with an :class:`InstanceFormatError`.
+
+:func:`load_p1` takes a shipped name, a path to either kind of file, a mapping or an instance.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR, P1Instance
+from crab_gym.envs.realm.common.distances import split_pair, whole_minutes
+from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.envs.realm.common.instance_files import InstanceFiles
+from crab_gym.envs.realm.common.limits import MAX_QUANTITY, is_number, too_large
+from crab_gym.envs.realm.common.loading import validation_error
+
+
+# ---------------------------------------------------------------------------------------
+# Upstream REALM-Bench P1 JSON -> P1Instance
+# ---------------------------------------------------------------------------------------
+def _hours_to_minutes(value: Any, source: str, field: str) -> int:
+    if not is_number(value) or too_large(value):
+        raise InstanceFormatError(source, f"expected clock hours as a number, got {value!r}", field=field)
+    if not 0 <= value <= 48:
+        raise InstanceFormatError(source, f"expected clock hours in [0, 48], got {value!r}", field=field)
+    return int(round(value * 60))
+
+
+def from_upstream_p1(data: dict, source: str) -> P1Instance:
+    """Convert a user's own upstream REALM-Bench P1 mapping into a :class:`P1Instance`.
+
+    ``time_windows`` are clock hours and become minutes from midnight; ``distances`` are
+    minutes already; ``max_duration`` becomes ``max_travel`` (see :mod:`.model`).
+    Repairs, each reported as a :class:`RealmRepairWarning`: a missing ``b-a`` distance
+    filled from ``a-b``; an inverted window swapped; a location without a window given the
+    span of all windows; non-integer minutes rounded. Anything else unusable raises
+    :class:`InstanceFormatError` naming ``source`` and the field.
+    """
+    if not isinstance(data, dict):
+        raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
+    for key in ("locations", "start_location", "distances", "time_windows"):
+        if key not in data:
+            raise InstanceFormatError(source, "missing required key", field=key)
+    locations = data["locations"]
+    if not isinstance(locations, list) or not locations or not all(isinstance(x, str) for x in locations):
+        raise InstanceFormatError(source, "expected a non-empty list of names", field="locations")
+    if len(set(locations)) != len(locations):
+        raise InstanceFormatError(source, "location names repeat", field="locations")
+    start = data["start_location"]
+    end = data.get("end_location", start)
+    for key, val in (("start_location", start), ("end_location", end)):
+        if val not in locations:
+            raise InstanceFormatError(source, f"{val!r} is not one of the locations", field=key)
+
+    names, idx, n = set(locations), {x: i for i, x in enumerate(locations)}, len(locations)
+    distances = data["distances"]
+    if not isinstance(distances, dict):
+        raise InstanceFormatError(source, "expected an object {\"a-b\": minutes}", field="distances")
+    travel: list[list[float | None]] = [[None] * n for _ in range(n)]
+    for key, val in distances.items():
+        pair = split_pair(str(key), names)
+        field = f"distances[{key!r}]"
+        if pair is None:
+            raise InstanceFormatError(source, "key is not 'from-to' over known locations", field=field)
+        if not is_number(val) or too_large(val) or val < 0:
+            raise InstanceFormatError(
+                source, f"expected minutes in [0, {MAX_QUANTITY}], got {val!r}", field=field
+            )
+        travel[idx[pair[0]]][idx[pair[1]]] = float(val)
+    matrix = whole_minutes(travel, locations, source, "distances", missing="error")
+
+    raw_windows = data["time_windows"]
+    if not isinstance(raw_windows, dict):
+        raise InstanceFormatError(source, "expected an object {location: [open, close]}", field="time_windows")
+    for key in raw_windows:
+        if key not in names:
+            raise InstanceFormatError(source, "not one of the locations", field=f"time_windows[{key!r}]")
+    windows: dict[str, tuple[int, int]] = {}
+    for loc, val in raw_windows.items():
+        field = f"time_windows[{loc!r}]"
+        if not isinstance(val, (list, tuple)) or len(val) != 2:
+            raise InstanceFormatError(source, f"expected [open_hour, close_hour], got {val!r}", field=field)
+        lo = _hours_to_minutes(val[0], source, field + "[0]")
+        hi = _hours_to_minutes(val[1], source, field + "[1]")
+        if hi < lo:
+            warnings.warn(
+                f"{source}: {field} is inverted ({val[0]}, {val[1]}); swapped",
+                RealmRepairWarning, stacklevel=2,
+            )
+            lo, hi = hi, lo
+        windows[loc] = (lo, hi)
+    if windows:
+        span = (min(w[0] for w in windows.values()), max(w[1] for w in windows.values()))
+    else:
+        span = (0, 24 * 60)
+    for loc in locations:
+        if loc not in windows:
+            warnings.warn(
+                f"{source}: time_windows[{loc!r}] missing; used the span of all windows "
+                f"({span[0]}..{span[1]} minutes)",
+                RealmRepairWarning, stacklevel=2,
+            )
+            windows[loc] = span
+
+    max_travel = data.get("max_duration")
+    if max_travel is not None:
+        if not is_number(max_travel) or too_large(max_travel) or max_travel < 0:
+            raise InstanceFormatError(
+                source, f"expected minutes in [0, {MAX_QUANTITY}], got {max_travel!r}", field="max_duration"
+            )
+        max_travel = int(math.floor(max_travel + 1e-9))
+
+    try:
+        return P1Instance(
+            name=str(data.get("instance_id") or Path(str(source)).stem),
+            description=str(data.get("description", "")),
+            locations=list(locations),
+            start=start,
+            end=end,
+            travel=matrix,
+            windows=[windows[loc] for loc in locations],
+            max_travel=max_travel,
+        )
+    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
+        raise validation_error(exc, source) from None
+
+
+# ---------------------------------------------------------------------------------------
+# Loading: shipped name | path | mapping | object
+# ---------------------------------------------------------------------------------------
+#: The shipped P1 files, crab_gym's JSON and upstream's: one loader for all of them.
+FILES = InstanceFiles("P1", P1Instance, INSTANCE_DIR, from_upstream_p1, "campus tour (P1)")
+
+
+def shipped_p1_names() -> list[str]:
+    """Names of the shipped P1 instances, sorted."""
+    return FILES.names()
+
+
+def load_p1(instance: str | Path | dict | P1Instance) -> P1Instance:
+    """A P1 instance from a shipped name, a JSON path (ours or upstream's), a mapping or itself."""
+    return FILES.load(instance)

@@ -1,0 +1,85 @@
+"""The disruption protocol: what an env offers so that generic code can inject disruptions.
+
+A problem with disruptions (P4 now; P7-P10 later) keeps its own typed disruption models and
+their effects. Generic code -- :class:`~crab_gym.wrappers.disruption.DisruptionWrapper`, a
+benchmark runner -- speaks to the env only through :class:`DisruptiveEnv` and the plain
+mapping shape of a disruption below, so it never imports a problem family.
+
+A disruption as a mapping (what users write and what ``info`` reports)::
+
+    {"type": "traffic_delay", "route": "a-b", "start": 480, "duration": 60, "delay": 20}
+    {"type": "accident", "location": "a", "start": None, "duration": 45, "delay": 15}
+
+``type`` names one of the env's :attr:`~DisruptiveEnv.disruption_kinds`; the kind says
+whether the disruption strikes a ``route`` ("a-b") or a ``location`` and whether it carries a
+``delay`` (minutes). ``start`` is a minute from midnight (``None``: now), ``duration`` minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+
+
+class InvalidDisruptionError(ValueError):
+    """A disruption that cannot apply to an instance (unknown type, road or place; bad numbers)."""
+
+
+@dataclass(frozen=True)
+class DisruptionKind:
+    """How a disruption of one type is written: where it strikes, whether it has a delay."""
+
+    strikes: Literal["route", "location"]
+    has_delay: bool = True
+
+
+class DisruptionReport(TypedDict):
+    """What :meth:`DisruptiveEnv.apply_disruption` returns."""
+
+    applied: bool  # in force now (its start has come)
+    scheduled: bool  # waiting for the clock to reach its start
+    clock: int  # the env's clock when it was given (-1: the episode is over)
+    message: str  # what happened, in words (also in ``info["events"]`` when scheduled)
+    disruption: NotRequired[dict[str, Any]]  # as the env registered it (start filled in)
+
+
+#: The members of :class:`DisruptiveEnv`, for error messages.
+PROTOCOL_MEMBERS = ("disruption_kinds", "parse_disruption", "apply_disruption", "disruption_targets", "faced_schedule")
+
+
+@runtime_checkable
+class DisruptiveEnv(Protocol):
+    """An env whose episodes can face disruptions, and lets others add some.
+
+    The env owns the semantics: a disruption applies when its clock reaches the start (at
+    once if that has passed), and from then on its observation, masks, costs and ``info``
+    reflect it; its adaptation metric scores the replan.
+    """
+
+    #: The disruption types it knows, in a fixed order (the random process draws in it).
+    disruption_kinds: Mapping[str, DisruptionKind]
+
+    def parse_disruption(self, disruption: Any) -> Any:
+        """A typed disruption from a mapping (or a typed one), checked against the current
+        instance; raises :class:`InvalidDisruptionError` saying what is wrong."""
+        ...
+
+    def apply_disruption(self, disruption: Any) -> DisruptionReport:
+        """Add a disruption to the episode: applied now if its start has come, else when the
+        clock reaches it."""
+        ...
+
+    def disruption_targets(self) -> Mapping[str, Any]:
+        """Where disruptions may strike: ``routes`` ("a-b"), ``locations``, and the ``window``
+        ``(first, last)`` of start minutes that matter."""
+        ...
+
+    def faced_schedule(self) -> list[Any]:
+        """The disruptions this episode faces: the instance's own plus those applied."""
+        ...
+
+
+def missing_members(env: Any) -> list[str]:
+    """The :class:`DisruptiveEnv` members ``env`` lacks ([] if it supports disruptions)."""
+    return [name for name in PROTOCOL_MEMBERS if not hasattr(env, name)]

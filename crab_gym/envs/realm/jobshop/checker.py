@@ -1,0 +1,70 @@
+"""Independent checks of job-shop schedules and plans, written apart from the env's engine.
+
+:mod:`crab_gym.envs.realm.jobshop.sim` places operations one by one (with left-shift
+insertion); these functions judge the result from the data alone: whether a schedule given
+by start times keeps every constraint (:func:`constraint_satisfaction`, the env's final
+metric) and what a whole plan costs (:func:`plan_makespan`, used to build and test the
+stored reference plans).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
+
+
+def constraint_satisfaction(instance: JSSPInstance, start: list[list[int]]) -> float:
+    """Share of the schedule's constraints that hold, checked from the start times alone:
+    each job's operation order, and no two operations overlapping on a machine."""
+    ok = total = 0
+    per_machine: list[list[tuple[int, int]]] = [[] for _ in range(instance.n_machines)]
+    for j, (drow, mrow) in enumerate(zip(instance.durations, instance.machines)):
+        for k, (p, mc) in enumerate(zip(drow, mrow)):
+            t = start[j][k]
+            if t < 0:
+                continue
+            per_machine[mc].append((t, t + p))
+            if k:
+                total += 1
+                ok += start[j][k - 1] >= 0 and start[j][k - 1] + drow[k - 1] <= t
+    for ivs in per_machine:
+        ivs.sort()
+        for (_a0, a1), (b0, _) in zip(ivs, ivs[1:]):
+            total += 1
+            ok += a1 <= b0
+    return ok / total if total else 1.0
+
+
+def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> int:
+    """Makespan of the plan's semi-active schedule; ``ValueError`` if it deadlocks or does not
+    list every operation (each job once per operation it has on the machine)."""
+    n, n_ops, m = instance.n_jobs, instance.n_ops, instance.n_machines
+    if len(sequence) != m:
+        raise ValueError(f"{len(sequence)} machine rows for {m} machines")
+    for mc in range(m):
+        want = sorted(j for j in range(n) for k in range(n_ops) if instance.machines[j][k] == mc)
+        if sorted(sequence[mc]) != want:
+            raise ValueError(f"machine {mc} does not list each of its operations once")
+    ptr = [0] * m
+    nxt = [0] * n
+    job_end = [0] * n
+    mach_end = [0] * m
+    placed, total = 0, n * n_ops
+    while placed < total:
+        before = placed
+        for mc in range(m):
+            row = sequence[mc]
+            while ptr[mc] < len(row):
+                j = row[ptr[mc]]
+                k = nxt[j]
+                if k >= n_ops or instance.machines[j][k] != mc:
+                    break
+                end = max(job_end[j], mach_end[mc]) + instance.durations[j][k]
+                job_end[j] = mach_end[mc] = end
+                nxt[j] += 1
+                ptr[mc] += 1
+                placed += 1
+        if placed == before:
+            raise ValueError("the plan deadlocks (machine orders contradict job orders)")
+    return max(job_end)
