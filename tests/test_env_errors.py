@@ -28,6 +28,7 @@ NEAR_MISS = {
 GENERATOR_KEYS = {
     "Realm-P1-v0": ["n_targets", "size"],
     "Realm-P2-v0": ["n_groups", "n_guides", "size"],
+    **dict.fromkeys(("Realm-P3-v0", "Realm-P4-v0"), ["n_requests", "n_vehicles", "n_locations", "size"]),
     "Realm-P11-v0": ["n_jobs", "n_machines", "low", "high"],
 }
 

@@ -63,3 +63,12 @@ def test_environment_example_runs():
     printed = run_block(env_block, {"__name__": "readme_example"})
     assert printed[0].startswith("p3_small_01: clock 07:00; served 0/4")
     assert any("pickup:p1" in line for line in printed)
+
+
+def test_datasets_example_runs():
+    block = next(b for b in python_blocks() if "from crab_gym.datasets import" in b)
+    ns: dict = {"__name__": "readme_example"}
+    run_block(block, ns)
+    assert ns["names"] and all(n.startswith("p3_") for n in ns["names"])
+    assert ns["inst"].name == ns["names"][0]
+    assert ns["fresh"].name and ns["fresh"] == ns["generate_instance"]("P1", "small", seed=7)

@@ -4,6 +4,7 @@ Torch and openai are imported only when the RL and LLM baselines are used.
 """
 
 from crab_gym.baselines.llm_agent import LLMAgent, LLMAgentError, LLMEpisode
+from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.sb3 import MaskablePPOPolicy, evaluate_masked, train_maskable_ppo
 
@@ -12,6 +13,7 @@ __all__ = [
     "LLMAgentError",
     "LLMEpisode",
     "MaskablePPOPolicy",
+    "OraclePolicy",
     "RandomPolicy",
     "evaluate_masked",
     "train_maskable_ppo",

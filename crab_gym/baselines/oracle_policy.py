@@ -21,6 +21,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import oracle
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
 from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts
@@ -61,22 +62,17 @@ class OraclePolicy:
         return {"name": "submit_plan", "arguments": self._arguments}
 
     def plan_arguments(self, base: Any) -> dict[str, Any]:
-        """The ``submit_plan`` arguments of the reference plan for ``base``'s instance."""
+        """The ``submit_plan`` arguments of the reference plan for ``base``'s instance: the
+        env's ``reference.plan`` (every REALM env has one API), else -- a job-shop instance
+        with no stored plan -- CP-SAT's best schedule."""
+        ref = getattr(base, "reference", None)
+        if not isinstance(ref, Reference):
+            raise TypeError(f"{type(base).__name__} has no oracle plan: OraclePolicy supports the REALM envs")
+        if ref.plan:
+            return dict(ref.plan)
         if isinstance(base, JobShopEnv):
             return {"sequence": self._jssp_sequence(base)}
-        record = base.reference_record if hasattr(base, "reference_record") else None
-        if record is None and callable(getattr(base, "reference", None)):
-            record = base.reference()
-        if not isinstance(record, dict) or not record.get("plan"):
-            raise TypeError(
-                f"{type(base).__name__} has no oracle plan: OraclePolicy supports Realm-P1..P4 and P11"
-            )
-        plan = record["plan"]
-        if "submit_plan" in base.actions:
-            params = base.actions["submit_plan"].param_names
-            if len(params) == 1 and params[0] not in plan:
-                return {params[0]: plan}
-        return dict(plan)
+        raise TypeError(f"{type(base).__name__} has no oracle plan for {getattr(base.instance, 'name', '?')}")
 
     def _jssp_sequence(self, base: Any) -> list[list[int]]:
         """The stored plan of a shipped instance; otherwise CP-SAT's best schedule."""

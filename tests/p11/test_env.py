@@ -6,6 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from crab_gym.datasets.jssp import load_jssp_instance, random_instance, solve_jssp, write_taillard
+from crab_gym.envs.realm.common.env import RealmEnv
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.references import reference_plan
@@ -237,7 +238,9 @@ def test_generator_gives_fresh_seeded_instances():
     b = env.instance
     env.reset(seed=11)
     assert env.instance.same_data(a) and not b.same_data(a)
-    assert env.reference_kind == "lower_bound" and env.reference_makespan == a.trivial_lower_bound()
+    ref = env.reference
+    assert ref.extra["reference_kind"] == "lower_bound" and ref.value == a.trivial_lower_bound()
+    assert ref.status == "LOWER_BOUND" and ref.plan is None and ref.bound == ref.value
     assert env.observation_space["processing_time"].high.max() == 99
     info = run_rule(env, RULES["SPT"], seed=5)
     assert info["metrics"]["optimality"] <= 1.0
@@ -285,3 +288,12 @@ def test_describe_lists_remaining_operations_and_earliest_starts():
     assert "job 0: next op 0 could start at 5; remaining (machine,duration): (M2,1) (M0,3)" in text
     assert "job 2: next op 1 could start at 5" in text
     assert "ft06" in env.task_description and "55 (optimum)" in env.task_description
+
+
+def test_the_env_is_a_realm_env_that_only_fills_in_hooks():
+    assert JobShopEnv.__bases__ == (RealmEnv,)
+    for name in ("step", "reset", "_after_action", "_reset_state", "render"):
+        assert name not in vars(JobShopEnv), name
+    for section in ("## Description", "## Action Space", "## Observation Space", "## Rewards",
+                    "## Starting State", "## Episode End", "## Arguments", "## Version History"):
+        assert section in JobShopEnv.__doc__, section

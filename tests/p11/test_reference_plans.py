@@ -7,6 +7,7 @@ import gymnasium as gym
 import pytest
 
 from crab_gym.baselines.oracle_policy import OraclePolicy
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import build as build_plans
 from crab_gym.envs.realm.jobshop import list_jssp_instances, load_jssp_instance, oracle, random_instance
 from crab_gym.envs.realm.jobshop.checker import plan_makespan
@@ -149,6 +150,7 @@ def test_oracle_policy_scores_exactly_one_on_every_shipped_instance_without_a_so
             else "plan"
         )
         assert m["reference_kind"] == info["reference_kind"] == expected, name
+        assert env.reference.plan == policy.plan_arguments(env) == {"sequence": [list(r) for r in plan.sequence]}
         kinds[expected] = kinds.get(expected, 0) + 1
     assert sum(kinds.values()) == 162
 
@@ -231,10 +233,10 @@ def test_build_script_is_resumable(tmp_path, monkeypatch):
 def test_instance_swap_updates_the_reference():
     env = JobShopEnv("la01")
     env.reset()
-    assert env.reference_makespan == 666
+    assert env.reference.value == 666
     env.reset(options={"instance": "la02"})
-    assert env.reference_makespan == reference_plan(load_jssp_instance("la02")).makespan == 655
-    assert env.best_known == 655
+    assert env.reference.value == reference_plan(load_jssp_instance("la02")).makespan == 655
+    assert env.reference.extra["best_known"] == 655
 
 
 def test_generated_instance_keeps_a_lower_bound_reference():
@@ -242,4 +244,67 @@ def test_generated_instance_keeps_a_lower_bound_reference():
     env = JobShopEnv(inst)
     env.reset()
     assert reference_plan(inst) is None
-    assert (env.reference_makespan, env.reference_kind) == (inst.trivial_lower_bound(), "lower_bound")
+    ref = env.reference
+    assert (ref.value, ref.extra["reference_kind"]) == (inst.trivial_lower_bound(), "lower_bound")
+
+
+def test_reference_is_the_stored_plan_as_one_record():
+    env = JobShopEnv("ta01")
+    env.reset()
+    ref, plan, inst = env.reference, reference_plan(load_jssp_instance("ta01")), env.instance
+    assert isinstance(ref, Reference) and ref.feasible and ref.source == "shipped"
+    assert (ref.value, ref.status, ref.bound) == (plan.makespan, plan.status, plan.solver_bound)
+    assert (ref.solver, ref.time_limit_s, ref.workers) == (plan.solver, plan.time_limit, plan.num_workers)
+    assert ref.fingerprint == inst.fingerprint()
+    assert ref.extra == {
+        "reference_kind": "plan", "best_known": 1231, "best_known_kind": "optimum",
+        "literature_optimum": 1231, "literature_upper_bound": 1231, "literature_lower_bound": 1231,
+    }
+    # the plan is exactly the submit_plan arguments, and scores 1
+    _, reward, terminated, _, info = env.step({"name": "submit_plan", "arguments": ref.plan})
+    assert terminated and info["metrics"]["optimality"] == 1.0 and reward == pytest.approx(1.0)
+    assert not hasattr(env, "reference_makespan") and not hasattr(env, "reference_kind")
+
+
+def test_instance_values_give_the_reference_without_a_plan():
+    base = random_instance(4, 3, 5)
+    lb = base.trivial_lower_bound()
+    cases = [
+        ({"optimum": lb + 3, "lower_bound": lb + 3, "upper_bound": lb + 3}, lb + 3, "OPTIMAL", "optimum", lb + 3),
+        ({"upper_bound": lb + 9, "lower_bound": lb + 2}, lb + 9, "FEASIBLE", "upper_bound", lb + 2),
+        ({"lower_bound": lb + 2}, lb + 2, "LOWER_BOUND", "lower_bound", lb + 2),
+        ({}, lb, "LOWER_BOUND", "lower_bound", lb),
+    ]
+    for values, value, status, kind, bound in cases:
+        inst = JSSPInstance(durations=base.durations, machines=base.machines, name="mine", **values)
+        ref = JobShopEnv(inst).reference
+        assert (ref.value, ref.status, ref.extra["reference_kind"], ref.bound) == (value, status, kind, bound)
+        assert ref.plan is None and ref.source == "instance" and ref.solver == ""
+        assert ref.feasible == (status != "LOWER_BOUND")
+
+
+def test_a_given_reference_is_scored_against_and_reported():
+    env = JobShopEnv("ta01", reference=1400)
+    _, info = env.reset()
+    assert env.reference.status == "GIVEN" and env.reference.value == 1400.0
+    assert (info["reference"], info["reference_kind"], info["best_known"]) == (1400.0, "given", 1231)
+    info = run_rule(env, RULES["MWKR"])  # makespan 1562
+    m = info["metrics"]
+    assert m["reference_makespan"] == 1400 and m["reference_kind"] == "given"
+    assert m["optimality"] == pytest.approx(1400 / 1562) and m["gap"] == pytest.approx(1562 / 1400 - 1)
+    assert m["best_known"] == 1231 and m["gap_to_best_known"] == pytest.approx(1562 / 1231 - 1)
+    # another instance keeps the given value (it is the env's argument, not the instance's)
+    _, info = env.reset(options={"instance": "ta02"})
+    assert info["reference"] == 1400.0 and info["best_known"] == 1244
+    assert "1400.0 (given)" in env.task_description
+    env.render_mode = "rgb_array"
+    assert env.render().ndim == 3
+
+
+def test_an_all_zero_instance_scores_its_only_schedule_as_optimal():
+    zeros = JSSPInstance(durations=[[0, 0], [0, 0]], machines=[[0, 1], [1, 0]], name="zeros")
+    env = JobShopEnv(zeros)
+    env.reset()
+    for job in (0, 0, 1, 1):
+        _, reward, terminated, _, info = env.step((0, {"job": job}))
+    assert terminated and info["makespan"] == 0 and info["metrics"]["optimality"] == 1.0

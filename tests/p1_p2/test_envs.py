@@ -1,16 +1,23 @@
 """Realm-P1-v0 and Realm-P2-v0: Gymnasium contract, masks, plans, metrics and rendering."""
 
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from crab_gym.envs.realm.campus_tour.checker import check_p1
-from crab_gym.envs.realm.campus_tour.formats import load_p1
+from crab_gym.envs.realm.campus_tour.env import CampusTourEnv
+from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
 from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.group_tours.checker import check_p2
+from crab_gym.envs.realm.group_tours.env import GroupToursEnv
+from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
 from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
 from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
 from crab_gym.envs.realm.group_tours.references import shipped_p2_references
@@ -56,6 +63,33 @@ def test_check_env_through_gym_make(env_id, kwargs):
     env = gym.make(env_id, **kwargs)
     check_env(env.unwrapped)
     env.close()
+
+
+@pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
+def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
+    params = inspect.signature(cls).parameters
+    shared = {"reference": None, "render_mode": None, "invalid_action_penalty": 0.0,
+              "progress_weight": 0.5, "optimality_weight": 0.5}
+    assert list(params) == ["instance", "generator", *shared]
+    assert {k: params[k].default for k in shared} == shared
+    assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in ["generator", *shared])
+    env = cls(render_mode="ansi", invalid_action_penalty=0.25, progress_weight=0.1, optimality_weight=0.9, reference=3)
+    assert (env.render_mode, env.invalid_action_penalty, env.progress_weight, env.optimality_weight) == (
+        "ansi", 0.25, 0.1, 0.9)
+    assert env.reference.value == 3.0
+
+
+def test_realm_keywords_needs_options_and_no_clash():
+    def plain(self, instance=None):
+        pass
+
+    def clashing(self, instance=None, *, render_mode=None, **options):
+        pass
+
+    with pytest.raises(TypeError, match="must take \\*\\*options"):
+        realm_keywords(plain)
+    with pytest.raises(TypeError, match="names shared keywords itself: render_mode"):
+        realm_keywords(clashing)
 
 
 def test_p1_spaces_and_first_observation():
@@ -308,6 +342,74 @@ def test_p2_step_wise_oracle_order_reaches_the_optimum():
         for tour in tours:
             *_, info = env.step({"name": "assign", "arguments": {"group": tour["group"], "guide": guide}})
     assert info["metrics"]["cost"] == best and info["metrics"]["optimality"] == 1.0
+
+
+# ------------------------------------------------------------------------------ the reference
+@pytest.mark.parametrize("env_id, names", [(P1_ID, shipped_p1_names()), (P2_ID, shipped_p2_names())])
+def test_reference_plan_is_the_submit_plan_arguments_that_score_one(env_id, names):
+    for name in names:
+        env = gym.make(env_id, instance=name)
+        env.reset(seed=0)
+        ref = env.unwrapped.reference
+        assert isinstance(ref, Reference) and ref.source == "shipped" and ref.feasible
+        # what OraclePolicy submits: the plan as it is, through the step API
+        *_, term, _, info = env.step({"name": "submit_plan", "arguments": ref.plan})
+        m = info["metrics"]
+        assert term and info["valid"] and m["optimality"] == 1.0 and m["planning_quality"] == 1.0
+        assert m["reference"] == ref.value and m["reference_status"] == ref.status
+
+
+@pytest.mark.parametrize("env_id", [P1_ID, P2_ID])
+def test_a_given_reference_replaces_the_oracle(env_id):
+    env = gym.make(env_id, reference=7)
+    env.reset(seed=0)
+    ref = env.unwrapped.reference
+    assert (ref.value, ref.status, ref.source, ref.plan) == (7.0, "GIVEN", "argument", None)
+    env.reset(seed=1, options={"instance": env.unwrapped.instance})
+    assert env.unwrapped.reference.value == 7.0  # every instance of the env
+
+
+def test_reference_is_looked_up_again_for_a_new_instance():
+    env = gym.make(P2_ID, instance="p2_small_01")
+    env.reset(seed=0)
+    assert env.unwrapped.reference.source == "shipped"
+    edited = load_p2("p2_small_01").model_copy(update={"balance_weight": 0})
+    env.reset(seed=0, options={"instance": edited})
+    ref = env.unwrapped.reference
+    assert ref.source == "solved" and ref.value == brute_force_p2(edited)[0]
+    *_, info = env.step({"name": "submit_plan", "arguments": ref.plan})
+    assert info["metrics"]["optimality"] == 1.0
+    env.reset(seed=0)  # the same instance again: the reference is kept, not solved again
+    assert env.unwrapped.reference is ref
+
+
+def test_p2_reset_after_a_submitted_plan_starts_afresh():
+    env = gym.make(P2_ID)
+    env.reset(seed=0)
+    env.step({"name": "submit_plan", "arguments": env.unwrapped.reference.plan})
+    assert not env.unwrapped.action_masks().any()
+    for options in (None, {"instance": "p2_small_00"}):
+        obs, _ = env.reset(seed=0, options=options)
+        assert obs["action_mask"].all() and env.unwrapped.action_masks().all()
+        *_, term, _, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
+        assert info["valid"] and not term
+
+
+@pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
+def test_class_docstring_has_the_gymnasium_sections(cls):
+    doc = cls.__doc__
+    sections = ["Description", "Action Space", "Observation Space", "Rewards", "Starting State",
+                "Episode End", "Arguments", "Version History"]
+    positions = [doc.index(f"## {name}\n") for name in sections]
+    assert positions == sorted(positions)
+    env = cls()
+    for key in env.observation_space:  # every observation key is in the table
+        assert f"| `{key}` |" in doc, key
+    for name in env.actions:
+        assert f"| `{name}` |" in doc, name
+    for arg in ("instance", "generator", "reference", "render_mode", "optimality_weight"):
+        assert f"`{arg}`" in doc, arg
+    assert not env.task_description.startswith("#") and "REALM-Bench" in env.task_description
 
 
 # ------------------------------------------------------------------------------ rendering

@@ -114,23 +114,23 @@ def test_shipped_references_never_call_a_solver(monkeypatch):
 
     monkeypatch.setattr("crab_gym.envs.realm.campus_tour.oracle.solve_p1", boom)
     monkeypatch.setattr("crab_gym.envs.realm.group_tours.oracle.solve_p2", boom)
-    assert reference_p1(load_p1("p1_large_03"))["source"] == "shipped"
-    assert reference_p2(load_p2("p2_large_03"))["source"] == "shipped"
+    assert reference_p1(load_p1("p1_large_03")).source == "shipped"
+    assert reference_p2(load_p2("p2_large_03")).source == "shipped"
 
 
 def test_other_instances_are_solved_once_then_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
     inst = generate_p1("small", 77)
     first = reference_p1(inst)
-    assert first["source"] == "solved" and first["value"] == brute_force_p1(inst)[0]
+    assert first.source == "solved" and first.value == brute_force_p1(inst)[0]
     assert (tmp_path / "realm" / "p1" / f"{inst.fingerprint()}.json").is_file()
     second = reference_p1(inst.model_copy(update={"name": "renamed"}))
-    assert second["source"] == "cache" and second["value"] == first["value"]
+    assert second.source == "cache" and second.value == first.value
     # a shipped name with other data is not taken for the shipped instance
     edited = load_p2("p2_small_01")
     edited = edited.model_copy(update={"balance_weight": 0})
     rec = reference_p2(edited)
-    assert rec["source"] == "solved" and rec["value"] == brute_force_p2(edited)[0]
+    assert rec.source == "solved" and rec.value == brute_force_p2(edited)[0]
 
 
 @pytest.mark.parametrize("name", ["p2_small_00", "p2_medium_03", "p2_large_02"])
@@ -139,4 +139,4 @@ def test_p2_greedy_hint_is_a_feasible_plan_no_better_than_the_optimum(name):
     plan = earliest_start_plan(inst)
     check = check_p2(inst, plan, None)
     assert check.feasible and sum(map(len, plan["assignments"].values())) == len(inst.groups)
-    assert check.cost >= reference_p2(inst)["value"]  # the shipped optimum (CP-SAT proved it)
+    assert check.cost >= reference_p2(inst).value  # the shipped optimum (CP-SAT proved it)

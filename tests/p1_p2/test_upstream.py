@@ -188,13 +188,13 @@ def test_envs_accept_an_upstream_path_and_solve_it_once(tmp_path):
     # entrance-library-science-lab-cafeteria-entrance = 10+12+7+15 minutes of walking
     *_, info = env.unwrapped.submit_plan({"route": ["entrance", "library", "science-lab", "cafeteria", "entrance"]})
     assert info["metrics"]["feasible"] and info["metrics"]["travel_minutes"] == 44
-    assert env.unwrapped.reference_record["source"] == "solved"
+    assert env.unwrapped.reference.source == "solved"
     # the optimum waits at the cafeteria for 11:30: library-cafeteria-science-lab = 10+8+7+18
     assert brute_force_p1(env.unwrapped.instance)[0] == 43
     assert info["metrics"]["reference"] == 43 and info["metrics"]["optimality"] == pytest.approx(43 / 44)
     env2 = gym.make(P1_ID, instance=str(p1_path))
     env2.reset(seed=0)
-    assert env2.unwrapped.reference_record["source"] == "cache"  # solved once, then on disk
+    assert env2.unwrapped.reference.source == "cache"  # solved once, then on disk
 
     env = gym.make(P2_ID, instance=str(p2_path))
     env.reset(seed=0)

@@ -140,8 +140,11 @@ def test_generated_instance_reference_is_solved_once_and_cached(tmp_path, monkey
     inst = generate_p3("small", 123)
     env = RideSharingEnv(inst)
     _, info = run_greedy(env, seed=0)
-    assert list((tmp_path / "realm_p3p4").glob("p3-*.json"))
+    assert list((tmp_path / "realm" / "p3").glob("*.json"))  # the common store
     assert 0.0 < info["metrics"]["optimality"] <= 1.0
+    assert env.reference.source == "solved"
+    again = RideSharingEnv(inst)
+    assert again.reference.source == "cache" and again.reference.value == env.reference.value
 
 
 def test_seed_fixes_everything():

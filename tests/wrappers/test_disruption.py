@@ -117,6 +117,10 @@ def test_a_disruption_now_changes_travel_times_masks_and_info_at_reset():
     assert metrics["served"] < plain_metrics["served"] == len(env.unwrapped.instance.requests)
     assert metrics["cost"] > plain_metrics["cost"]
     assert metrics["reference_cost"] > plain_metrics["reference_cost"]
+    # the env's reference record is the one facing the injected schedule, not the shipped one
+    reference = env.unwrapped.reference
+    assert reference.value == metrics["reference_cost"] and reference.source != "shipped"
+    assert reference.fingerprint.startswith(env.unwrapped.instance.fingerprint() + "-")
 
 
 def test_a_later_disruption_stays_hidden_until_the_clock_reaches_it():

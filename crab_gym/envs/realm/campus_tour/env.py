@@ -1,25 +1,6 @@
-"""Realm-P1-v0: the single-agent campus tour (REALM-Bench P1, a TSP with time windows).
-
-Model (see :mod:`crab_gym.envs.realm.campus_tour.model` and ``docs/p1_p2.md``): leave the entrance when
-it opens, visit every location no later than it closes (arriving early means waiting until
-it opens), reach the end before it closes, and walk at most ``max_travel`` minutes in total.
-Minimise the total travel minutes. Times are minutes from midnight.
-
-Two ways to act:
-
-* ``visit(location)`` walks to one location (RL; ``action_masks()`` marks the visits that
-  keep the tour feasible as far as a shortest-path look-ahead can tell). Visiting the end
-  location finishes the tour; locations not visited by then are missed.
-* ``submit_plan(route)`` finishes the tour from a whole route in REALM's shape
-  ``{"route": ["entrance", ..., "entrance"]}`` (LLM agents). The route must start with the
-  locations walked so far and end at the end location; late arrivals and an exceeded travel
-  budget are allowed and scored (constraint satisfaction, optimality 0).
-
-At the end, ``info["solution"]`` holds ``{"route": [...]}`` plus the schedule, and
-``info["metrics"]`` the REALM metrics: planning quality (share of locations visited in their
-windows), optimality (reference / travel minutes, 0 if infeasible), constraint satisfaction
-(share of declared constraints met: route shape, one window per location, return window,
-travel budget).
+"""Realm-P1-v0: the single-agent campus tour (REALM-Bench P1, a TSP with time windows), as
+the Gymnasium env :class:`CampusTourEnv`; its docstring is the env's reference (model, spaces,
+reward, episode end, arguments).
 
 This module does not use ``from __future__ import annotations``: the action signatures are
 built inside a function with ``Literal``/``Annotated`` types that pydantic must resolve.
@@ -36,41 +17,22 @@ from pydantic import Field
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
+from crab_gym.envs.realm.campus_tour.formats import FILES
 from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.references import reference_p1
 from crab_gym.envs.realm.campus_tour.render import render_image, render_text
 from crab_gym.envs.realm.campus_tour.sim import Tour
-from crab_gym.envs.realm.common.env import (
-    DAY,
-    InstanceKind,
-    InstanceSwapMixin,
-    PendingPlanMixin,
-    ReferenceMixin,
-    RenderModesMixin,
-    check_option_keys,
-    checked_init,
-    draw_seed,
-    goal_graph,
-)
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
 from crab_gym.envs.realm.common.env import clock as _clock
-from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference
 
 DEFAULT_INSTANCE = "p1_small_00"
 
-#: What ``instance`` accepts (checked, and explained when wrong).
-INSTANCE_KIND = InstanceKind(
-    problem="P1",
-    types=(P1Instance,),
-    names=shipped_p1_names,
-    list_all="crab_gym.datasets.list_instances('P1')",
-    examples=("p1_small_00", "p1_medium_00", "p1_large_05"),
-    files="a path to a JSON file (crab_gym's P1 format or an upstream REALM-Bench P1 file)",
-)
-#: Keys of a ``generator`` dict.
-GENERATOR_KEYS = ("n_targets", "size")
+#: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn campuses.
+SOURCE = InstanceSource(FILES, SizedGenerator(generate_p1, {"n_targets": 5}, shorthand="targets"))
 
 
 def _make_actions(instance: P1Instance) -> list[Action]:
@@ -99,10 +61,7 @@ def _make_actions(instance: P1Instance) -> list[Action]:
         """
         env._apply_plan()
 
-    return [
-        Action.from_function(visit, env_name="realm-p1"),
-        Action.from_function(submit_plan, env_name="realm-p1"),
-    ]
+    return [Action.from_function(entry, env_name="realm-p1") for entry in (visit, submit_plan)]
 
 
 @evaluator(name="tour_complete")
@@ -112,56 +71,122 @@ def _tour_complete(env: Any) -> bool:
 
 
 def _visited_evaluator(index: int, name: str) -> Evaluator:
-    @evaluator(name=f"visited_{name}")
-    def check(env: Any) -> bool:
-        return bool(env.tour.on_time[index])
+    """The sub-goal of one target: reached inside its opening window."""
+    return evaluator(
+        lambda env: env.tour.on_time[index],
+        name=f"visited_{name}",
+        description=f"{name} is visited inside its opening window",
+    )
 
-    check.description = f"{name} is visited inside its opening window"
-    return check
 
+class CampusTourEnv(RealmEnv):
+    """Walk one visitor from the campus entrance through every location inside its opening
+    hours and back, with as few minutes of walking as possible (REALM-Bench P1).
 
-class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, PendingPlanMixin, CrabEnv):
-    """REALM P1 campus tour by single visits (RL) or whole routes (LLM agents).
+    ## Description
 
-    Args:
-        instance: a shipped instance name (``"p1_small_00"`` ... ``"p1_large_05"``), a path to
-            a JSON file (crab_gym's P1 format or an upstream REALM-Bench P1 file), a mapping,
-            or a :class:`~crab_gym.envs.realm.campus_tour.model.P1Instance`.
-        generator: draw a fresh instance on every reset (seeded by ``reset(seed=...)``):
-            an int ``n_targets`` or ``{"n_targets": k, "size": "small"}``. Overrides
-            ``instance``. References of drawn instances are solved at the end of an episode
-            and cached on disk.
-        reference: a known reference value (travel minutes) to use instead of the shipped,
-            cached or solved one.
-        render_mode: ``"ansi"`` or ``"rgb_array"``.
-        invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
+    REALM-Bench P1 is a travelling-salesman tour with time windows; ``docs/p1_p2.md`` tells
+    the model at length, :mod:`crab_gym.envs.realm.campus_tour.model` holds the instance type.
+    Times are integer minutes, clock times minutes from midnight.
+
+    | part | model |
+    |---|---|
+    | decision | the order of the walk from `start` through every other location (a *target*) to `end` |
+    | constraints | leave `start` when it opens; reach each target no later than it closes (arriving early means waiting until it opens); reach `end` before it closes; walk at most `max_travel` minutes in all (waiting does not count) |
+    | objective | minimise the total travel minutes (the sum of the legs walked) |
+
+    An RL agent walks one location at a time; an LLM agent may submit the whole route in
+    REALM's solution shape. Late arrivals and an exceeded budget are accepted from a
+    submitted route and scored (the tour is then infeasible).
+
+    ## Action Space
+
+    A `OneOf` over one `Dict` of arguments per action; `env.step` takes an element of it or a
+    tool call `{"name": ..., "arguments": {...}}` (`env.unwrapped.tools()` lists the tools).
+    `n` is the number of locations, `start` included.
+
+    | action | arguments | space | effect |
+    |---|---|---|---|
+    | `visit` | `location`: a target or `end` | `Dict(location=Discrete(n_targets + 1))` | walk there, waiting if it is not open yet; visiting `end` finishes the tour, missing the targets not yet visited |
+    | `submit_plan` | `route`: location names, `start` first, `end` last, each target at most once | `Dict(route=Sequence(Discrete(n)))` | finish the tour with the whole route, which must begin with the locations walked so far |
+
+    `action_masks()` (also `obs["action_mask"]`: the targets in order, then `end`) allows a
+    target when it is unvisited, reached before it closes, and a shortest-path look-ahead
+    says the walk can still reach `end` in time and within the budget; `end` is always
+    allowed. `env.unwrapped.submit_plan({"route": [...]})` is a shortcut for the tool call.
+
+    ## Observation Space
+
+    A `Dict`; `L` is the longest leg (at least 200 with a `generator`), `W = L * (2n + 2)`.
+
+    | key | space | meaning |
+    |---|---|---|
+    | `location` | `Discrete(n)` | where the visitor is (index into `instance.locations`) |
+    | `clock` | `Box(0, 2880, (1,))` | the current minute from midnight |
+    | `walked` | `Box(0, W, (1,))` | travel minutes so far |
+    | `travel_left` | `Box(0, W, (1,))` | travel budget left (`W` minus `walked` without a budget) |
+    | `visited` | `MultiBinary(n)` | the locations visited |
+    | `windows` | `Box(0, 2880, (n, 2))` | opening and closing minute of every location |
+    | `travel` | `Box(0, L, (n, n))` | walking minutes from each location to each other (asymmetric) |
+    | `action_mask` | `MultiBinary(n_targets + 1)` | the `visit`s allowed now |
+
+    ## Rewards
+
+    A valid step earns `progress_weight` x the rise of the sub-goal completeness (sub-goals:
+    each target reached inside its window, then `tour_complete`: back at `end` in time,
+    every target on time, within the budget). The last step adds `optimality_weight` x
+    optimality, `min(1, reference / travel minutes)` for a feasible tour and 0 otherwise. With
+    the default weights a return lies in [0, 1]; 1 is a feasible tour walking no more than
+    the reference. An invalid action (masked, malformed, outside the action space) changes
+    nothing, earns `-invalid_action_penalty` and says why in `info["error"]`.
+
+    ## Starting State
+
+    The visitor stands at `start` at its opening minute, nothing walked. `reset(seed=...)`
+    restarts the current instance; `reset(options={"instance": ...})` switches to another
+    instance with the same locations; with a `generator`, every reset draws a fresh campus
+    seeded by `reset(seed=...)`.
+
+    ## Episode End
+
+    The episode terminates when the walk reaches `end` (a `visit` of `end` or a
+    `submit_plan`); it is never truncated. `info` always holds `location`, `clock`,
+    `travel_minutes` and `event` besides the common keys. At the end, `info["metrics"]` holds
+    `planning_quality` (share of targets visited on time), `optimality`,
+    `constraint_satisfaction` (share of the declared constraints met: route shape, one
+    window per target, the return window, the budget), `feasible`, `travel_minutes`,
+    `tour_minutes` (waiting included), `reference` and `reference_status`; `info["solution"]`
+    holds `{"route": [...], "schedule": [{"location", "arrival", "start"}], "total_travel_time"}`.
+
+    ## Arguments
+
+    | argument | default | meaning |
+    |---|---|---|
+    | `instance` | `"p1_small_00"` | a shipped name (`p1_small_00` ... `p1_large_05`; all: `crab_gym.datasets.list_instances("P1")`), a path to a JSON file (crab_gym's P1 format or an upstream REALM-Bench P1 file), a mapping, or a `P1Instance` |
+    | `generator` | `None` | draw a fresh instance on every reset: an int `n_targets`, or `{"n_targets": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
+    | `reference` | `None` | a known reference value (travel minutes) instead of the shipped, cached or solved one |
+    | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a map of the campus and the walk) |
+    | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights (see Rewards) |
+
+    `env.unwrapped.reference` is the current instance's
+    :class:`~crab_gym.envs.realm.common.references.Reference`: value, status, solver and the
+    oracle's route as `submit_plan` arguments (`{"route": [...]}`).
+
+    ## Version History
+
+    * v0: initial version. Later, still v0 (dynamics and scores unchanged):
+      `env.unwrapped.reference` became a `Reference` record (it was the value, a float, with
+      the record as the dict `reference_record`).
     """
 
     @checked_init
+    @realm_keywords
     def __init__(
-        self,
-        instance: str | Path | dict | P1Instance = DEFAULT_INSTANCE,
-        *,
-        generator: int | dict | None = None,
-        reference: float | None = None,
-        render_mode: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        progress_weight: float = 0.5,
-        optimality_weight: float = 0.5,
+        self, instance: str | Path | dict | P1Instance = DEFAULT_INSTANCE, *, generator: int | dict | None = None,
+        **options: Any,
     ) -> None:
-        self._generator = _generator_options(generator)
-        if self._generator is not None:
-            inst = generate_p1(self._generator["size"], 0, n_targets=self._generator["n_targets"])
-        else:
-            inst = INSTANCE_KIND.load(instance, load_p1)
-        self._fixed_reference = reference
-        super().__init__(
-            _make_actions(inst),
-            render_mode=render_mode,
-            invalid_action_penalty=invalid_action_penalty,
-            progress_weight=progress_weight,
-            optimality_weight=optimality_weight,
-        )
+        self._generator, inst = SOURCE.start(instance, generator)
+        super().__init__(_make_actions(inst), **options)  # reference, render_mode and the reward weights
         n = inst.n
         self._stops = [inst.index[x] for x in (*inst.targets, inst.end)]
         self._max_leg = float(max(1, max(max(row) for row in inst.travel)))
@@ -181,19 +206,10 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             }
         )
         self._use_instance(inst)
-        self._pending: list[int] | None = None
-        self._last_event: str = ""
 
-    # ================================================================== instance
-    def _use_instance(self, inst: P1Instance) -> None:
-        self.instance = inst
-        self.tour = Tour(inst)
-        self._reference_record: dict | None = None
-        self._obs_windows = np.clip(np.asarray(inst.windows, dtype=np.float32), 0, DAY)
-        self._obs_travel = np.clip(np.asarray(inst.travel, dtype=np.float32), 0, self._max_leg)
-        self._evaluators = [
-            _visited_evaluator(inst.index[loc], loc) for loc in inst.targets
-        ]
+    # ================================================================== RealmEnv hooks
+    def _load_instance(self, spec: Any) -> P1Instance:
+        return SOURCE.load(spec)
 
     def _check_fits(self, inst: P1Instance) -> None:
         cur = self.instance
@@ -203,23 +219,30 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
                 "make a new env for it"
             )
 
-    def _load_instance(self, spec: Any) -> P1Instance:
-        return INSTANCE_KIND.load(spec, load_p1)
-
     def _draw_instance(self) -> P1Instance:
-        g, seed = self._generator, draw_seed(self.np_random)
-        return generate_p1(g["size"], seed, name=f"p1_generated_{seed}", n_targets=g["n_targets"])
+        return SOURCE.draw(self._generator, self.np_random)
 
-    def _solve_reference(self) -> dict:
+    def _use_instance(self, inst: P1Instance) -> None:
+        self.instance = inst
+        self.tour = Tour(inst)
+        self._forget_reference()
+        self._obs_windows = np.clip(np.asarray(inst.windows, dtype=np.float32), 0, DAY)
+        self._obs_travel = np.clip(np.asarray(inst.travel, dtype=np.float32), 0, self._max_leg)
+        self._evaluators = [_visited_evaluator(inst.index[loc], loc) for loc in inst.targets]
+
+    def _restart(self) -> None:
+        self.tour.reset()
+
+    def _solve_reference(self) -> Reference:
         return reference_p1(self.instance)
 
-    # ================================================================== CrabEnv hooks
-    def _reset_state(self, options: dict[str, Any] | None) -> None:
-        if not self._next_instance(options):
-            self.tour.reset()
-        self._pending = None
-        self._last_event = ""
+    def _agent_cost(self) -> float:
+        return self.tour.walked
 
+    def _plan_feasible(self) -> bool:
+        return self.tour.feasible
+
+    # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
         return goal_graph(_tour_complete, self._evaluators)
 
@@ -269,9 +292,6 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
     def _is_terminated(self) -> bool:
         return self.tour.done
 
-    def _optimality(self) -> float:
-        return optimality_ratio(self.reference, self.tour.walked, self.tour.feasible)
-
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         t, inst = self.tour, self.instance
         n_targets = int(t.target_mask.sum())
@@ -280,7 +300,7 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         if inst.max_travel is not None:
             met += int(t.walked <= inst.max_travel)
             total += 1
-        rec = self.reference_record
+        ref = self.reference
         metrics = {
             "planning_quality": t.targets_on_time / n_targets if n_targets else 1.0,
             "optimality": self._optimality(),
@@ -288,8 +308,8 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             "feasible": t.feasible,
             "travel_minutes": int(t.walked),
             "tour_minutes": int(t.arrivals[-1] - inst.departure),
-            "reference": rec["value"],
-            "reference_status": rec["status"],
+            "reference": ref.value,
+            "reference_status": ref.status,
         }
         names = inst.locations
         solution = {
@@ -347,22 +367,3 @@ class CampusTourEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
 
     def _render_image(self) -> np.ndarray:
         return render_image(self.instance, self.tour)
-
-
-def _generator_options(generator: Any) -> dict[str, Any] | None:
-    if generator is None:
-        return None
-    if isinstance(generator, dict):
-        check_option_keys("generator option", generator, GENERATOR_KEYS)
-        opts = {"size": "small", **generator}
-    elif isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
-        opts = {"size": "small", "n_targets": int(generator)}
-    else:
-        raise TypeError(
-            'generator must be the number of targets (an int) or a dict like {"n_targets": 5, "size": "small"} '
-            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
-        )
-    if "n_targets" not in opts or int(opts["n_targets"]) < 1:
-        raise ValueError(f"generator needs n_targets >= 1, got {opts}")
-    opts["n_targets"] = int(opts["n_targets"])
-    return opts

@@ -12,7 +12,7 @@ from typing import Any
 from crab_gym.envs.realm.campus_tour import oracle
 from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR, P1Instance
 from crab_gym.envs.realm.common.oracle_record import oracle_reference
-from crab_gym.envs.realm.common.references import shipped_records
+from crab_gym.envs.realm.common.references import Reference, shipped_records
 
 
 def shipped_p1_references() -> dict[str, dict[str, Any]]:
@@ -20,7 +20,8 @@ def shipped_p1_references() -> dict[str, dict[str, Any]]:
     return shipped_records(INSTANCE_DIR)
 
 
-def reference_p1(instance: P1Instance) -> dict[str, Any]:
-    """The reference record of a P1 instance (``source``: shipped, cache or solved)."""
+def reference_p1(instance: P1Instance) -> Reference:
+    """The reference of a P1 instance (``source``: shipped, cache or solved); its ``plan`` is
+    the oracle's plan as ``submit_plan`` arguments."""
     # the solver is looked up when called, so a patched ``oracle.solve_p1`` is the one run
-    return oracle_reference("p1", instance, INSTANCE_DIR, lambda inst: oracle.solve_p1(inst)).to_dict()
+    return oracle_reference("p1", instance, INSTANCE_DIR, lambda inst: oracle.solve_p1(inst))

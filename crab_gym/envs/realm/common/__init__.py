@@ -12,8 +12,13 @@ module              its job
 ``loading``         reading instance files and mappings into validated models
 ``instance_files``  a family's shipped instance files: names, load, from_mapping
 ``shipping``        regenerating a family's shipped instances and references (``build.py``)
+``instance_source`` an env's ``instance``/``generator`` arguments: checked, loaded, drawn
+``keywords``        the keywords every REALM env shares, declared once (``realm_keywords``)
 ``upstream``        recognising an upstream REALM-Bench file by its keys
 ``distances``       reading upstream ``{"a-b": minutes}`` distance maps
+``clock_hours``     upstream clock hours into minutes from midnight, and hour windows
+``uniqueness``      names and ids that must not repeat inside an instance
+``solver_budget``   how long an oracle may search, by size class or instance size
 ``errors``          ``InstanceFormatError`` (names file and field), ``RealmRepairWarning``
 ``jsonfile``        reading JSON safely (encoding, nesting, huge numbers)
 ``limits``          numeric limits of instance fields

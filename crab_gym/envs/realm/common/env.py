@@ -3,10 +3,8 @@
 * :class:`RenderModesMixin`: ``render()`` dispatches ``"ansi"`` / ``"rgb_array"``.
 * :class:`InstanceSwapMixin`: ``reset(options={"instance": ...})`` swaps in another instance
   of the same shape, and a ``generator`` draws a fresh one on every reset.
-* :class:`ReferenceMixin`: the reference value, given by the user or looked up / solved once
-  per instance.
-* :class:`PendingPlanMixin`: ``submit_plan`` validated in ``_check_action`` and carried out
-  by the action, never leaking into the next step.
+* :class:`RealmEnv`: the base of every REALM env (the reference, optimality, pending plans,
+  words for LLM prompts), built on the two mixins.
 * :func:`goal_graph`, :func:`clock`, :func:`classical_mds`, :func:`draw_seed`: helpers.
 * :func:`checked_init`, :class:`InstanceKind`, :func:`check_option_keys`: constructor
   arguments checked the same way everywhere, with errors that say what *is* accepted.
@@ -36,8 +34,6 @@ from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 #: Clock bound of the P1/P2 observations (two days, in minutes).
 DAY = 48 * 60
 
-#: Oracle statuses whose value is a usable reference.
-FEASIBLE_STATUSES = ("OPTIMAL", "FEASIBLE")
 
 
 def clock(minute: float) -> str:
@@ -268,59 +264,6 @@ class InstanceSwapMixin:
         raise NotImplementedError
 
 
-class ReferenceMixin:
-    """The reference of the current instance: ``reference=`` given to the env, else the
-    oracle's record (shipped, cached or solved now), looked up once per instance.
-
-    Subclasses set ``self._fixed_reference``, reset ``self._reference_record = None`` when
-    the instance changes, and implement ``_solve_reference() -> dict`` (a record with
-    ``value`` and ``status``).
-    """
-
-    _fixed_reference: float | None
-    _reference_record: dict | None
-
-    @property
-    def reference_record(self) -> dict:
-        """The reference record (shipped, cached or solved now) for the current instance."""
-        if self._reference_record is None:
-            if self._fixed_reference is not None:
-                self._reference_record = {"value": self._fixed_reference, "status": "GIVEN", "source": "argument"}
-            else:
-                self._reference_record = self._solve_reference()
-        return self._reference_record
-
-    @property
-    def reference(self) -> float | None:
-        """The reference value (P1: travel minutes, P2: cost), or None if the oracle found
-        no solution meeting every constraint."""
-        rec = self.reference_record
-        if rec["status"] in (*FEASIBLE_STATUSES, "GIVEN") and rec["value"] is not None:
-            return float(rec["value"])
-        return None
-
-    def _solve_reference(self) -> dict:
-        raise NotImplementedError
-
-
-class PendingPlanMixin:
-    """``_check_action`` stores a validated plan in ``self._pending`` for the action to carry
-    out; ``step`` drops it afterwards (even if the step fails), so a stale plan never runs,
-    and clears ``self._last_event`` before the step."""
-
-    _pending: Any
-    _last_event: str
-    #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
-    transient_attributes = ("_pending", "_last_event")
-
-    def step(self, action: Any) -> tuple:
-        self._last_event = ""
-        try:
-            return super().step(action)  # type: ignore[misc]
-        finally:
-            self._pending = None
-
-
 class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     """The base of every REALM env: what they all do the same way, written once.
 
@@ -383,8 +326,10 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         return True
 
     def _optimality(self) -> float:
+        # A lower bound still measures (it understates the ratio, never overstates it).
         ref = self.reference
-        return optimality_ratio(ref.value if ref.feasible else None, self._agent_cost(), self._plan_feasible())
+        measure = ref.value if ref.feasible or ref.status == "LOWER_BOUND" else None
+        return optimality_ratio(measure, self._agent_cost(), self._plan_feasible())
 
     # ------------------------------------------------------------------ steps and resets
     def _begin_step(self) -> None:

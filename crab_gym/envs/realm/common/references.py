@@ -45,7 +45,8 @@ class Reference:
         time_limit_s: the solver's time budget in seconds.
         workers: the solver's worker count.
         plan: the plan, as the family's ``submit_plan`` arguments (what ``OraclePolicy`` submits).
-        source: ``"shipped"``, ``"cache"``, ``"solved"`` or ``"argument"``.
+        source: ``"shipped"``, ``"cache"``, ``"solved"``, ``"argument"`` (given to the env) or
+            ``"instance"`` (values the instance file carries, e.g. a job-shop optimum).
         fingerprint: the instance data's fingerprint the record belongs to.
         extra: problem-specific facts (P4's adaptive re-solve, P11's literature values, ...).
     """

@@ -1,28 +1,6 @@
-"""Realm-P2-v0: multi-group campus tours (REALM-Bench P2) as a Gymnasium env.
-
-Model (see :mod:`crab_gym.envs.realm.group_tours.model` and ``docs/p1_p2.md``): give every visitor group
-a tour guide and a start minute. A tour starts no earlier than its group arrives, lasts
-``tour_duration`` minutes inside the guide's availability, fits the guide's and the campus's
-group-size caps, and a guide leads one tour at a time. Minimise the total waiting beyond the
-preferred starts plus ``balance_weight`` x (max - min tours per guide). Times are minutes
-from midnight.
-
-Two ways to act:
-
-* ``assign(group, guide)`` gives the group to the guide at the earliest minute the guide is
-  free for a whole tour, no earlier than the group's arrival (RL; ``action_masks()`` marks
-  the pairs where such a minute exists). Assigning groups to a guide in the order of an
-  optimal plan reproduces it, so every optimum is reachable.
-* ``submit_plan(assignments)`` finishes the episode from a whole plan in REALM's shape
-  ``{"assignments": {"guide1": [{"group": "group1", "start": 600}, ...], ...}}`` (LLM agents).
-  Groups already assigned must keep their guide and start; a group may be listed once.
-  Breaking a constraint is allowed and scored.
-
-The episode ends when every group has a guide, or when no assignment is possible any more.
-``info["metrics"]``: planning quality (share of groups served validly), optimality
-(reference cost / cost, 0 if infeasible), constraint satisfaction (share of the per-group
-and per-guide constraints met) and coordination (each guide is an agent: share of guides
-usefully busy, out of those that could be).
+"""Realm-P2-v0: multi-group campus tours (REALM-Bench P2), as the Gymnasium env
+:class:`GroupToursEnv`; its docstring is the env's reference (model, spaces, reward, episode
+end, arguments).
 
 This module does not use ``from __future__ import annotations``: the action signatures are
 built inside a function with ``Literal``/``Annotated`` types that pydantic must resolve.
@@ -39,22 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.realm.common.env import (
-    DAY,
-    InstanceKind,
-    InstanceSwapMixin,
-    PendingPlanMixin,
-    ReferenceMixin,
-    RenderModesMixin,
-    check_option_keys,
-    checked_init,
-    draw_seed,
-    goal_graph,
-)
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
 from crab_gym.envs.realm.common.env import clock as _clock
-from crab_gym.envs.realm.common.references import optimality_ratio
-from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference
+from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.references import reference_p2
@@ -63,17 +31,8 @@ from crab_gym.envs.realm.group_tours.sim import Schedule
 
 DEFAULT_INSTANCE = "p2_small_00"
 
-#: What ``instance`` accepts (checked, and explained when wrong).
-INSTANCE_KIND = InstanceKind(
-    problem="P2",
-    types=(P2Instance,),
-    names=shipped_p2_names,
-    list_all="crab_gym.datasets.list_instances('P2')",
-    examples=("p2_small_00", "p2_medium_00", "p2_large_05"),
-    files="a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file)",
-)
-#: Keys of the ``generator`` dict.
-GENERATOR_KEYS = ("n_groups", "n_guides", "size")
+#: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn instances.
+SOURCE = InstanceSource(FILES, SizedGenerator(generate_p2, {"n_groups": 6, "n_guides": 3}))
 
 
 def _plan_model(instance: P2Instance) -> type[BaseModel]:
@@ -123,10 +82,7 @@ def _make_actions(instance: P2Instance) -> list[Action]:
         """
         env._apply_plan()
 
-    return [
-        Action.from_function(assign, env_name="realm-p2"),
-        Action.from_function(submit_plan, env_name="realm-p2"),
-    ]
+    return [Action.from_function(entry, env_name="realm-p2") for entry in (assign, submit_plan)]
 
 
 @evaluator(name="all_groups_served")
@@ -136,55 +92,122 @@ def _all_served(env: Any) -> bool:
 
 
 def _served_evaluator(g: int, gid: str) -> Evaluator:
-    @evaluator(name=f"served_{gid}")
-    def check(env: Any) -> bool:
-        return env.schedule.group_ok(g)
-
-    check.description = f"{gid} has a valid tour"
-    return check
+    """The sub-goal of one group: it has a valid tour."""
+    return evaluator(lambda env: env.schedule.group_ok(g), name=f"served_{gid}", description=f"{gid} has a valid tour")
 
 
-class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, PendingPlanMixin, CrabEnv):
-    """REALM P2 multi-group tours by single assignments (RL) or whole plans (LLM agents).
+class GroupToursEnv(RealmEnv):
+    """Give every visitor group a tour guide and a start minute, so that every group is toured
+    in time with the least waiting and a fair share of tours per guide (REALM-Bench P2).
 
-    Args:
-        instance: a shipped instance name (``"p2_small_00"`` ... ``"p2_large_05"``), a path to
-            a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file), a mapping,
-            or a :class:`~crab_gym.envs.realm.group_tours.model.P2Instance`.
-        generator: draw a fresh instance on every reset (seeded by ``reset(seed=...)``):
-            ``{"n_groups": g, "n_guides": k, "size": "small"}``. Overrides ``instance``;
-            references of drawn instances are solved at the end of an episode and cached.
-        reference: a known reference cost to use instead of the shipped/cached/solved one.
-        render_mode: ``"ansi"`` or ``"rgb_array"``.
-        invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
+    ## Description
+
+    REALM-Bench P2 assigns groups to guides with time windows (a VRP-TW / assignment
+    problem); ``docs/p1_p2.md`` tells the model at length,
+    :mod:`crab_gym.envs.realm.group_tours.model` holds the instance type. Times are integer
+    minutes, clock times minutes from midnight.
+
+    | part | model |
+    |---|---|
+    | decision | for every group, the guide who leads it and the minute its tour starts |
+    | constraints | each group is toured once, starting no earlier than it arrives; it fits its guide's and the campus's group-size caps; the whole tour (`tour_duration` minutes) lies inside the guide's availability; a guide leads one tour at a time |
+    | objective | minimise the waiting beyond each group's preferred start plus `balance_weight` x (most - fewest tours led by a guide) |
+
+    An RL agent assigns one group at a time; an LLM agent may submit the whole plan in
+    REALM's solution shape. A submitted plan may break constraints (beyond keeping the groups
+    already assigned): it is scored, and infeasible.
+
+    ## Action Space
+
+    A `OneOf` over one `Dict` of arguments per action; `env.step` takes an element of it or a
+    tool call `{"name": ..., "arguments": {...}}` (`env.unwrapped.tools()` lists the tools).
+    `G` groups, `K` guides.
+
+    | action | arguments | space | effect |
+    |---|---|---|---|
+    | `assign` | `group`, `guide`: ids | `Dict(group=Discrete(G), guide=Discrete(K))` | the group's tour starts at the earliest minute the guide is free for a whole tour, no earlier than its arrival (earlier idle gaps included), so assigning in the order of an optimal plan reproduces it |
+    | `submit_plan` | `assignments`: guide id -> list of `{"group": id, "start": minute}` | `Dict(assignments=Dict(...))`: per guide id, a `Sequence(Dict(group=Discrete(G), start=Discrete(2881)))` | finish with the whole plan; groups already assigned keep their guide and start, each group is listed at most once |
+
+    `action_masks()` (also `obs["action_mask"]`: `G x K` entries, group major) allows the
+    pairs of an unassigned group and a guide it fits with a free slot.
+    `env.unwrapped.submit_plan({"assignments": {...}})` is a shortcut for the tool call.
+
+    ## Observation Space
+
+    A `Dict`; `S` is the largest group size or cap (at least 100).
+
+    | key | space | meaning |
+    |---|---|---|
+    | `group_size` | `Box(0, S, (G,))` | people in each group |
+    | `group_arrival` | `Box(0, 2880, (G,))` | the minute each group arrives |
+    | `group_preferred` | `Box(0, 2880, (G,))` | each group's preferred start |
+    | `group_guide` | `Box(-1, K - 1, (G,), int64)` | each group's guide (-1: none yet) |
+    | `group_start` | `Box(-1, 2880, (G,))` | each group's start minute (-1: none yet) |
+    | `guide_window` | `Box(0, 2880, (K, 2))` | each guide's availability, from and to |
+    | `guide_cap` | `Box(0, S, (K,))` | each guide's group-size cap |
+    | `guide_load` | `Box(0, G, (K,), int64)` | tours each guide leads so far |
+    | `tour_duration` | `Box(0, 2880, (1,))` | minutes of one tour |
+    | `action_mask` | `MultiBinary(G * K)` | the `assign`s allowed now |
+
+    ## Rewards
+
+    A valid step earns `progress_weight` x the rise of the sub-goal completeness (sub-goals:
+    each group with a valid tour, then `all_groups_served`: every group toured and no guide
+    leading two tours at once). The last step adds `optimality_weight` x optimality,
+    `min(1, reference / cost)` for a feasible plan and 0 otherwise (with a reference of 0,
+    only a plan of cost 0 scores). With the default weights a return lies in [0, 1]; 1 is a
+    feasible plan costing no more than the reference. An invalid action (masked, malformed,
+    outside the action space) changes nothing, earns `-invalid_action_penalty` and says why
+    in `info["error"]`.
+
+    ## Starting State
+
+    No group has a guide. `reset(seed=...)` restarts the current instance;
+    `reset(options={"instance": ...})` switches to another instance with the same group and
+    guide ids; with a `generator`, every reset draws a fresh instance seeded by
+    `reset(seed=...)`.
+
+    ## Episode End
+
+    The episode terminates when every group has a guide, when a plan is submitted, or when no
+    assignment is possible any more; it is never truncated. `info` always holds `assigned`,
+    `waiting_minutes` and `event` besides the common keys. At the end, `info["metrics"]`
+    holds `planning_quality` (share of groups served validly), `optimality`,
+    `constraint_satisfaction` (share of the per-group and per-guide constraints met),
+    `coordination` (each guide is an agent: the share of guides usefully busy, out of
+    `min(guides that fit some group, groups)`), `feasible`, `cost`, `waiting_minutes`,
+    `imbalance`, `reference` and `reference_status`; `info["solution"]` holds
+    `{"assignments": {guide: [{"group", "start"}]}, "cost"}`.
+
+    ## Arguments
+
+    | argument | default | meaning |
+    |---|---|---|
+    | `instance` | `"p2_small_00"` | a shipped name (`p2_small_00` ... `p2_large_05`; all: `crab_gym.datasets.list_instances("P2")`), a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file), a mapping, or a `P2Instance` |
+    | `generator` | `None` | draw a fresh instance on every reset: `{"n_groups": g, "n_guides": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
+    | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
+    | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a timeline per guide) |
+    | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights (see Rewards) |
+
+    `env.unwrapped.reference` is the current instance's
+    :class:`~crab_gym.envs.realm.common.references.Reference`: value, status, solver and the
+    oracle's plan as `submit_plan` arguments (`{"assignments": {...}}`).
+
+    ## Version History
+
+    * v0: initial version. Later, still v0 (dynamics and scores unchanged):
+      `env.unwrapped.reference` became a `Reference` record (it was the value, a float, with
+      the record as the dict `reference_record`).
     """
 
     @checked_init
+    @realm_keywords
     def __init__(
-        self,
-        instance: str | Path | dict | P2Instance = DEFAULT_INSTANCE,
-        *,
-        generator: dict | None = None,
-        reference: float | None = None,
-        render_mode: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        progress_weight: float = 0.5,
-        optimality_weight: float = 0.5,
+        self, instance: str | Path | dict | P2Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        **options: Any,
     ) -> None:
-        self._generator = _generator_options(generator)
-        if self._generator is not None:
-            g = self._generator
-            inst = generate_p2(g["size"], 0, n_groups=g["n_groups"], n_guides=g["n_guides"])
-        else:
-            inst = INSTANCE_KIND.load(instance, load_p2)
-        self._fixed_reference = reference
-        super().__init__(
-            _make_actions(inst),
-            render_mode=render_mode,
-            invalid_action_penalty=invalid_action_penalty,
-            progress_weight=progress_weight,
-            optimality_weight=optimality_weight,
-        )
+        self._generator, inst = SOURCE.start(instance, generator)
+        super().__init__(_make_actions(inst), **options)  # reference, render_mode and the reward weights
         G, K = len(inst.groups), len(inst.guides)
         self._size_bound = float(max(100, max(x.size for x in inst.groups), inst.max_group_size))
         self.observation_space = spaces.Dict(
@@ -202,14 +225,24 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             }
         )
         self._use_instance(inst)
-        self._pending: list[tuple[int, int, int]] | None = None
-        self._last_event = ""
 
-    # ================================================================== instance
+    # ================================================================== RealmEnv hooks
+    def _load_instance(self, spec: Any) -> P2Instance:
+        return SOURCE.load(spec)
+
+    def _check_fits(self, inst: P2Instance) -> None:
+        cur = self.instance
+        if (inst.group_ids, inst.guide_ids) != (cur.group_ids, cur.guide_ids):
+            raise ValueError(f"instance {inst.name} has other group/guide ids than {cur.name}; make a new env")
+
+    def _draw_instance(self) -> P2Instance:
+        return SOURCE.draw(self._generator, self.np_random)
+
     def _use_instance(self, inst: P2Instance) -> None:
         self.instance = inst
         self.schedule = Schedule(inst)
-        self._reference_record: dict | None = None
+        self._submitted = False
+        self._forget_reference()
         b = self._size_bound
         self._obs_static = {
             "group_size": np.clip([g.size for g in inst.groups], 0, b).astype(np.float32),
@@ -223,30 +256,20 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         }
         self._evaluators = [_served_evaluator(g, gid) for g, gid in enumerate(inst.group_ids)]
 
-    def _check_fits(self, inst: P2Instance) -> None:
-        cur = self.instance
-        if (inst.group_ids, inst.guide_ids) != (cur.group_ids, cur.guide_ids):
-            raise ValueError(f"instance {inst.name} has other group/guide ids than {cur.name}; make a new env")
+    def _restart(self) -> None:
+        self.schedule.reset()
+        self._submitted = False
 
-    def _load_instance(self, spec: Any) -> P2Instance:
-        return INSTANCE_KIND.load(spec, load_p2)
-
-    def _draw_instance(self) -> P2Instance:
-        g, seed = self._generator, draw_seed(self.np_random)
-        return generate_p2(
-            g["size"], seed, name=f"p2_generated_{seed}", n_groups=g["n_groups"], n_guides=g["n_guides"]
-        )
-
-    def _solve_reference(self) -> dict:
+    def _solve_reference(self) -> Reference:
         return reference_p2(self.instance)
 
-    # ================================================================== CrabEnv hooks
-    def _reset_state(self, options: dict[str, Any] | None) -> None:
-        if not self._next_instance(options):
-            self.schedule.reset()
-        self._pending = None
-        self._last_event = ""
+    def _agent_cost(self) -> float:
+        return self.schedule.cost
 
+    def _plan_feasible(self) -> bool:
+        return self.schedule.feasible
+
+    # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
         return goal_graph(_all_served, self._evaluators)
 
@@ -293,9 +316,6 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         s = self.schedule
         return self._submitted or bool((s.guide_of >= 0).all()) or not self._action_mask().any()
 
-    def _optimality(self) -> float:
-        return optimality_ratio(self.reference, self.schedule.cost, self.schedule.feasible)
-
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         s = self.schedule
         ok_groups = [s.group_ok(g) for g in range(s.G)]
@@ -304,7 +324,7 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             1 for k in range(s.K) if clean[k] and s.tours[k] and all(ok_groups[g] for _, g in s.tours[k])
         )
         could = min(int(s.compatible.any(axis=0).sum()), s.G)
-        rec = self.reference_record
+        ref = self.reference
         metrics = {
             "planning_quality": sum(ok_groups) / s.G,
             "optimality": self._optimality(),
@@ -314,8 +334,8 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
             "cost": s.cost,
             "waiting_minutes": s.waiting,
             "imbalance": s.imbalance,
-            "reference": rec["value"],
-            "reference_status": rec["status"],
+            "reference": ref.value,
+            "reference_status": ref.status,
         }
         solution = {**s.plan(), "cost": s.cost}
         return metrics, solution
@@ -335,8 +355,6 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         return {"assigned": int((s.guide_of >= 0).sum()), "waiting_minutes": s.waiting, "event": self._last_event}
 
     # ================================================================== action entries
-    _submitted = False
-
     def _assign(self, g: int, k: int) -> None:
         start = self.schedule.earliest(g, k)
         if start is None:  # _check_action masks this; direct calls get a clear error
@@ -358,30 +376,9 @@ class GroupToursEnv(RenderModesMixin, InstanceSwapMixin, ReferenceMixin, Pending
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"assignments": ...}``."""
         return self.step({"name": "submit_plan", "arguments": {"assignments": plan["assignments"]}})
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple:
-        self._submitted = False
-        return super().reset(seed=seed, options=options)
-
     # ================================================================== rendering
     def _render_text(self) -> str:
         return render_text(self.instance, self.schedule)
 
     def _render_image(self) -> np.ndarray:
         return render_image(self.instance, self.schedule)
-
-
-def _generator_options(generator: Any) -> dict[str, Any] | None:
-    if generator is None:
-        return None
-    if not isinstance(generator, dict):
-        raise TypeError(
-            'generator must be a dict like {"n_groups": 6, "n_guides": 3, "size": "small"} '
-            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
-        )
-    check_option_keys("generator option", generator, GENERATOR_KEYS)
-    opts = {"size": "small", **generator}
-    for key in ("n_groups", "n_guides"):
-        if key not in opts or int(opts[key]) < 1:
-            raise ValueError(f"generator needs {key} >= 1, got {opts}")
-        opts[key] = int(opts[key])
-    return opts

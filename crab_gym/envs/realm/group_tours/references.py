@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from crab_gym.envs.realm.common.oracle_record import oracle_reference
-from crab_gym.envs.realm.common.references import shipped_records
+from crab_gym.envs.realm.common.references import Reference, shipped_records
 from crab_gym.envs.realm.group_tours import oracle
 from crab_gym.envs.realm.group_tours.model import INSTANCE_DIR, P2Instance
 
@@ -20,7 +20,8 @@ def shipped_p2_references() -> dict[str, dict[str, Any]]:
     return shipped_records(INSTANCE_DIR)
 
 
-def reference_p2(instance: P2Instance) -> dict[str, Any]:
-    """The reference record of a P2 instance (``source``: shipped, cache or solved)."""
+def reference_p2(instance: P2Instance) -> Reference:
+    """The reference of a P2 instance (``source``: shipped, cache or solved); its ``plan`` is
+    the oracle's plan as ``submit_plan`` arguments."""
     # the solver is looked up when called, so a patched ``oracle.solve_p2`` is the one run
-    return oracle_reference("p2", instance, INSTANCE_DIR, lambda inst: oracle.solve_p2(inst)).to_dict()
+    return oracle_reference("p2", instance, INSTANCE_DIR, lambda inst: oracle.solve_p2(inst))

@@ -1,20 +1,10 @@
 """Realm-P11-v0: job-shop scheduling (REALM-Bench problem 11) as a Gymnasium env.
 
-Two actions drive the same schedule:
-
-* ``dispatch(job)`` places the job's next operation at its earliest feasible start,
-  including left-shift insertion into idle machine gaps (see
-  :mod:`crab_gym.envs.realm.jobshop.sim`), so every optimal schedule is reachable;
-* ``submit_plan(sequence)`` completes the schedule from a whole plan in REALM's shape
-  ``[[job indices in order] for each machine]``, each remaining operation starting as early
-  as its job and its machine predecessor allow (the plan's semi-active schedule).
-
-The episode terminates when every operation is scheduled; the cost is the makespan,
-measured against the instance's reference: for a shipped instance the makespan of its stored
-reference plan (what ``OraclePolicy`` submits, so the oracle scores exactly 1; see
-:mod:`crab_gym.envs.realm.jobshop.references`), otherwise the optimum, else best known upper bound,
-else a lower bound. ``info["reference_kind"]`` says which; the literature's values stay
-apart in ``best_known`` / ``gap_to_best_known``.
+:class:`JobShopEnv`'s docstring is the env's reference: its action and observation spaces,
+rewards, starting state, episode end, info and arguments. Its reference makespan comes from
+:mod:`crab_gym.envs.realm.jobshop.references` (stored plans of the shipped instances), the
+schedule engine from :mod:`crab_gym.envs.realm.jobshop.sim` and the final constraint check
+from :mod:`crab_gym.envs.realm.jobshop.checker`.
 
 This module deliberately does not use ``from __future__ import annotations``: the action
 signatures are built inside a function with ``Annotated`` bounds that pydantic must resolve.
@@ -31,20 +21,14 @@ from pydantic import Field
 
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.realm.common.env import (
-    InstanceKind,
-    InstanceSwapMixin,
-    RenderModesMixin,
-    check_option_keys,
-    checked_init,
-)
+from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import render as rendering
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import reference_plan
+from crab_gym.envs.realm.jobshop.references import instance_reference, literature
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
@@ -97,35 +81,137 @@ def _make_actions(n_jobs: int) -> list[Action]:
 
 @functools.cache
 def _job_done_evaluator(job: int) -> Evaluator:
-    @evaluator(name=f"job_{job}_completed")
-    def check(env: Any) -> bool:
+    """The sub-goal "job ``job`` is complete", built once per job index (it reads the env it
+    is given, so every env and episode shares it)."""
+
+    def job_done(env: Any) -> bool:
         return env.schedule.job_finished(job)
 
-    check.description = f"every operation of job {job} is scheduled"
-    return check
+    return evaluator(job_done, name=f"job_{job}_completed", description=f"every operation of job {job} is scheduled")
 
 
-class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
-    """Job-shop scheduling by dispatching (RL) or whole plans (LLM agents).
+class JobShopEnv(RealmEnv):
+    """Job-shop scheduling (REALM-Bench P11), one operation at a time (RL) or by whole plans
+    (LLM agents); the cost is the makespan.
 
-    Args:
-        instance: a shipped instance name (``"ft06"``, ``"ta01"``, ...; see
-            :func:`~crab_gym.datasets.jssp.list_jssp_instances`), a path to an instance file
-            (standard, Taillard or JSON form), or a :class:`JSSPInstance`.
-        generator: ``(n_jobs, n_machines)`` or ``{"n_jobs", "n_machines", "low", "high"}``:
-            draw a fresh instance with Taillard's scheme on every reset (seeded by
-            ``reset(seed=...)``); overrides ``instance``. Its reference is a lower bound.
-        reward_mode: ``"default"`` (graph progress + optimality ratio, return in [0, 1]) or
-            ``"makespan"`` (minus the rise of the makespan lower bound at each step: the
-            return is minus the makespan plus the initial bound).
-        render_mode: ``"ansi"`` or ``"rgb_array"``.
-        invalid_action_penalty, progress_weight, optimality_weight: see ``CrabEnv``.
+    ## Description
+
+    `n` jobs, each a chain of `m` operations: operation `k` of job `j` runs on machine
+    `machines[j][k]` for `durations[j][k]` time units. A machine runs one operation at a
+    time, a job's operations run in order, and no operation is interrupted. The agent builds a
+    schedule and is measured by its makespan (when the last operation ends) against the
+    instance's reference. Instances: the 162 shipped classic ones (ft, la, abz, orb, swv, yn,
+    ta; `crab_gym.datasets.list_instances('P11')`), a file, an instance object, or a fresh
+    one drawn with Taillard's generator on every reset.
+
+    ## Action Space
+
+    A `OneOf` over the two actions' argument `Dict`s: `(0, {"job": j})` is `dispatch(j)`.
+    `step` also takes a tool call `{"name": ..., "arguments": {...}}`; `tools()` gives the
+    actions' definitions for an LLM API.
+
+    | index | action | arguments | effect |
+    |---|---|---|---|
+    | 0 | `dispatch` | `job`: `Discrete(n)` | places the job's next operation at its earliest feasible start: after the job's previous operation, in the first idle gap of its machine that is long enough (left-shift insertion), else after the machine's last operation. Every optimal schedule is reachable. |
+    | 1 | `submit_plan` | `sequence`: `Sequence(Sequence(Discrete(n)))`, per machine (machine 0 first) the job indices in processing order, each job once per operation it has there | every remaining operation starts as early as its job and machine predecessors in the plan allow (the plan's semi-active schedule); operations already placed keep their times, so each machine's list must begin with them. Ends the episode. |
+
+    `action_masks()` (and `obs["action_mask"]`) marks the jobs with operations left; flat
+    choice `j` is `dispatch(j)`. An invalid action (a masked job, an index out of range, a
+    malformed element or tool call, a plan that deadlocks or misses operations) changes
+    nothing: `info["valid"]` is False, `info["error"]` says why and the reward is
+    `-invalid_action_penalty`.
+
+    ## Observation Space
+
+    A `Dict` of fixed-shape arrays (`n` jobs, `m` operations per job, `M` machines);
+    the spaces depend on the instance's size only, so instance swaps and a generator keep them.
+
+    | key | shape, dtype | meaning |
+    |---|---|---|
+    | `processing_time` | (n, m) float32 | duration of each operation, at most `max(99, largest duration)` (the generator's `high` with a generator) |
+    | `machine` | (n, m) int64 | its machine, 0-based |
+    | `done` | (n, m) int8 | 1 once the operation is scheduled |
+    | `lower_bound` | (n, m) float32 | lower bound of the operation's end: its end once scheduled, else its job's ready time plus the durations up to it |
+    | `machine_available` | (M,) float32 | end of the machine's last scheduled operation |
+    | `action_mask` | (n,) int8 | 1 for each job with operations left |
+
+    ## Rewards
+
+    The reference makespan is `env.unwrapped.reference.value` (a
+    `Reference` of `crab_gym.envs.realm.common.references`): for the data of a shipped
+    instance the makespan of its stored CP-SAT plan (what `OraclePolicy` submits, so the
+    oracle scores exactly 1; `reference.plan` holds its `submit_plan` arguments), for any
+    other instance its proven optimum, else its best known upper bound, else a lower bound
+    (which understates the optimality ratio, never overstates it), or the `reference=` value.
+
+    * `reward_mode="default"`: `progress_weight` (0.5) x the rise in the share of jobs
+      completed at each step, plus `optimality_weight` (0.5) x the optimality ratio
+      `min(1, reference / makespan)` on the last step. The return lies in [0, 1]; 1 is a
+      complete schedule no longer than the reference. (The evaluator graph has one sub-goal
+      per job, `job_<j>_completed`; its completeness is the share of jobs completed.)
+    * `reward_mode="makespan"`: minus the rise of the makespan's lower bound (the largest
+      `obs["lower_bound"]`) at each step, the dense reward of L2D: the return is the initial
+      lower bound minus the makespan.
+
+    ## Starting State
+
+    No operation is scheduled: `done` and `machine_available` are all 0 and every job is
+    legal. `reset(options={"instance": ...})` switches to another instance of the same size
+    (kept for later resets); with a `generator`, every reset without that option draws a
+    fresh instance, seeded by `reset(seed=...)`.
+
+    ## Episode End
+
+    Termination: every operation is scheduled (by the last `dispatch` or a valid
+    `submit_plan`). The env never truncates; wrap it in `TimeLimit` to cap the steps.
+    On the last step `info["solution"]` holds `{"sequence", "makespan", "schedule"}`
+    (REALM's plan shape, plus `{job, op, machine, start, end}` for every operation) and
+    `info["metrics"]` the REALM metrics `planning_quality` (share of operations
+    scheduled), `optimality`, `constraint_satisfaction` (share of job-order and machine
+    constraints kept, rechecked from the start times by the independent checker), plus
+    `makespan`, `reference_makespan`, `reference_kind`, `gap` (to the reference),
+    `best_known`, `best_known_kind`, `literature_lower_bound` and `gap_to_best_known`.
+
+    ## Info
+
+    Every step: the `CrabEnv` keys plus `makespan` (so far), `lower_bound` (of the
+    makespan), `reference` (the reference makespan), `reference_kind` (for a stored plan
+    `"optimum"`, `"best_known"` or `"plan"`; else `"optimum"`, `"upper_bound"` or
+    `"lower_bound"`; `"given"` for `reference=`), `best_known` (the literature's
+    optimum, else best known upper bound; None when unpublished) and `scheduled` (`{job,
+    op, machine, start, end}` of the operation this dispatch placed, else None).
+
+    ## Arguments
+
+    ``python
+    >>> import gymnasium as gym
+    >>> env = gym.make("Realm-P11-v0", instance="ta01", reward_mode="makespan", render_mode="ansi")
+    ``
+
+    | parameter | type | default | description |
+    |---|---|---|---|
+    | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
+    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is a lower bound |
+    | `reference` | `float` | `None` | a known makespan to score against instead of the stored plan's or the instance's |
+    | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
+    | `render_mode` | `"ansi"`, `"rgb_array"` or `None` | `None` | `ansi`: each machine's operations as text (`j3[0-94)` is job 3 from 0 to 94); `rgb_array`: a Gantt chart with the makespan (black) and the reference (red) |
+    | `invalid_action_penalty` | `float` | 0.0 | subtracted from the reward of an invalid action |
+    | `progress_weight` | `float` | 0.5 | weight of the rise in jobs completed |
+    | `optimality_weight` | `float` | 0.5 | weight of the final optimality ratio |
+
+    ## Version History
+
+    * v0: the initial version. On the REALM base `RealmEnv`, `env.unwrapped.reference`
+      is a `Reference` record (value = the reference makespan, status, bound, solver, time
+      limit, workers, `plan` = the stored plan's `submit_plan` arguments, `extra` =
+      `reference_kind` and the literature's values); it replaces the attributes
+      `reference_makespan` and `reference_kind`. `reference=` was added. The info and
+      metrics keys are unchanged.
     """
 
-    #: The operation scheduled by the last step (render highlight), not state.
-    transient_attributes = ("_last_op", "_lb_before")
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: The operation scheduled by the last step (render highlight) and the makespan bound
+    #: before it (the makespan reward): per-step scratch, not state.
+    transient_attributes = (*RealmEnv.transient_attributes, "_last_op", "_lb_before")
 
     @checked_init
     def __init__(
@@ -133,6 +219,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         instance: str | Path | JSSPInstance = DEFAULT_INSTANCE,
         *,
         generator: tuple[int, int] | dict[str, int] | None = None,
+        reference: float | None = None,
         reward_mode: RewardMode = "default",
         render_mode: str | None = None,
         invalid_action_penalty: float = 0.0,
@@ -145,49 +232,26 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         self._generator = _generator_options(generator)
         if self._generator is not None:
             g = self._generator
-            self.instance = random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])
+            inst = random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])
             max_p = g["high"]
         else:
-            self.instance = INSTANCE_KIND.load(instance, load_jssp_instance)
-            max_p = max(99, max(max(r) for r in self.instance.durations))
-        inst = self.instance
+            inst = self._load_instance(instance)
+            max_p = max(99, max(max(r) for r in inst.durations))
         super().__init__(
-            _make_actions(inst.n_jobs),
-            render_mode=render_mode,
-            invalid_action_penalty=invalid_action_penalty,
-            progress_weight=progress_weight,
+            _make_actions(inst.n_jobs), reference=reference, render_mode=render_mode,
+            invalid_action_penalty=invalid_action_penalty, progress_weight=progress_weight,
             optimality_weight=optimality_weight,
         )
-        n, k = inst.shape
         self._max_p = max(int(max_p), 1)
-        self._horizon = self._max_p * n * k
-        horizon = float(self._horizon)
-        self.observation_space = spaces.Dict(
-            {
-                "processing_time": spaces.Box(0.0, float(self._max_p), (n, k), np.float32),
-                "machine": spaces.Box(0, inst.n_machines - 1, (n, k), np.int64),
-                "done": spaces.MultiBinary((n, k)),
-                "lower_bound": spaces.Box(0.0, horizon, (n, k), np.float32),
-                "machine_available": spaces.Box(0.0, horizon, (inst.n_machines,), np.float32),
-                "action_mask": spaces.MultiBinary(self.codec.n_flat),
-            }
-        )
+        self.observation_space = _observation_space(inst, self._max_p, self.codec.n_flat)
         self._dispatch_index = self.codec.index["dispatch"]
         self._graph: nx.DiGraph | None = None
-        self._use_instance(inst)
-        self._last_op: dict[str, int] | None = None
         self._lb_before = 0
+        self._use_instance(inst)
 
-    # ================================================================== instance
-    def _use_instance(self, inst: JSSPInstance) -> None:
-        self.instance = inst
-        self.schedule = JobShopSchedule(inst)
-        self.reference_makespan, self.reference_kind = _reference(inst)
-        self.best_known, self.best_known_kind = _best_known(inst)
-        proc = inst.durations_array().astype(np.float32)
-        proc.flags.writeable = False
-        self._obs_proc = proc
-        self._obs_machine = inst.machines_array()
+    # ================================================================== instance (RealmEnv hooks)
+    def _load_instance(self, spec: Any) -> JSSPInstance:
+        return INSTANCE_KIND.load(spec, load_jssp_instance)
 
     def _check_fits(self, inst: JSSPInstance) -> None:
         if inst.shape != self.instance.shape or inst.n_machines != self.instance.n_machines:
@@ -198,19 +262,55 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         if max(max(r) for r in inst.durations) > self._max_p:
             raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
 
-    def _load_instance(self, spec: Any) -> JSSPInstance:
-        return INSTANCE_KIND.load(spec, load_jssp_instance)
-
     def _draw_instance(self) -> JSSPInstance:
         g = self._generator
         return random_instance(g["n_jobs"], g["n_machines"], self.np_random, low=g["low"], high=g["high"])
 
-    # ================================================================== CrabEnv hooks
-    def _reset_state(self, options: dict[str, Any] | None) -> None:
-        if not self._next_instance(options):
-            self.schedule.reset()
-        self._last_op = None
+    def _use_instance(self, inst: JSSPInstance) -> None:
+        self.instance = inst
+        self.schedule = JobShopSchedule(inst)
+        self._forget_reference()
+        self._info_reference: tuple[float | None, str, int | None] | None = None
+        self._literature = literature(inst)  # also without a stored reference (``reference=`` given)
+        proc = inst.durations_array().astype(np.float32)
+        proc.flags.writeable = False
+        self._obs_proc = proc
+        self._obs_machine = inst.machines_array()
+        self._last_op: dict[str, int] | None = None
+        self._verdict: tuple[int, float] | None = None
 
+    def _restart(self) -> None:
+        self.schedule.reset()
+        self._last_op = None
+        self._verdict = None
+
+    # ================================================================== reference and optimality
+    def _solve_reference(self) -> Reference:
+        """The stored plan of a shipped instance's data, else the instance's own bounds: a
+        lookup, never a solver (see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`)."""
+        return instance_reference(self.instance)
+
+    def _reference_kind(self) -> str:
+        """What the reference makespan is (``"optimum"``, ``"best_known"``, ``"plan"``,
+        ``"upper_bound"``, ``"lower_bound"``, or ``"given"`` for ``reference=``)."""
+        return self.reference.extra.get("reference_kind", "given")
+
+    def _agent_cost(self) -> float | None:
+        """The makespan of a complete schedule (None before every operation is placed)."""
+        return self.schedule.makespan if self.schedule.complete else None
+
+    def _plan_feasible(self) -> bool:
+        return self._constraints_kept() == 1.0
+
+    def _constraints_kept(self) -> float:
+        """The independent checker's share of constraints the schedule keeps, computed once per
+        schedule state (the episode's end asks for it twice: feasibility and metrics)."""
+        s = self.schedule
+        if self._verdict is None or self._verdict[0] != s.n_scheduled:
+            self._verdict = (s.n_scheduled, constraint_satisfaction(self.instance, s.start))
+        return self._verdict[1]
+
+    # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
         """One sub-goal per job: completeness is the share of jobs completed, so a complete
         schedule has completeness 1 however long it is (its quality is ``optimality``).
@@ -245,26 +345,21 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     def _is_terminated(self) -> bool:
         return self.schedule.complete
 
-    def _optimality(self) -> float:
-        if not self.schedule.complete or self.schedule.makespan <= 0:
-            return 0.0
-        return min(1.0, self.reference_makespan / self.schedule.makespan)
-
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        s = self.schedule
-        mk = s.makespan
+        s, ref, published = self.schedule, self.reference.value, self._literature
+        mk, best = s.makespan, published["best_known"]
         metrics = {
             "planning_quality": s.n_scheduled / s.n_total,
             "optimality": self._optimality(),
-            "constraint_satisfaction": constraint_satisfaction(self.instance, s.start),
+            "constraint_satisfaction": self._constraints_kept(),
             "makespan": mk,
-            "reference_makespan": self.reference_makespan,
-            "reference_kind": self.reference_kind,
-            "gap": (mk - self.reference_makespan) / self.reference_makespan if self.reference_makespan else 0.0,
-            "best_known": self.best_known,
-            "best_known_kind": self.best_known_kind,
-            "literature_lower_bound": self.instance.lower_bound,
-            "gap_to_best_known": (mk - self.best_known) / self.best_known if self.best_known else None,
+            "reference_makespan": ref,
+            "reference_kind": self._reference_kind(),
+            "gap": (mk - ref) / ref if ref else 0.0,
+            "best_known": best,
+            "best_known_kind": published["best_known_kind"],
+            "literature_lower_bound": published["literature_lower_bound"],
+            "gap_to_best_known": (mk - best) / best if best else None,
         }
         solution = {"sequence": s.sequences(), "makespan": mk, "schedule": s.operations()}
         return metrics, solution
@@ -274,14 +369,21 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         s = self.schedule
+        reference, kind, best = self._info_reference or self._reference_info()
         return {
             "makespan": s.makespan,
             "lower_bound": s.lb_makespan,
-            "reference": self.reference_makespan,
-            "reference_kind": self.reference_kind,
-            "best_known": self.best_known,
+            "reference": reference,
+            "reference_kind": kind,
+            "best_known": best,
             "scheduled": self._last_op,
         }
+
+    def _reference_info(self) -> tuple[float | None, str, int | None]:
+        """The info's ``reference``, ``reference_kind`` and ``best_known``, kept until the
+        instance changes (``info`` is built on every step)."""
+        self._info_reference = (self.reference.value, self._reference_kind(), self._literature["best_known"])
+        return self._info_reference
 
     def _progress_may_change(self, name: str, args: dict[str, Any]) -> bool:
         return name == "submit_plan" or self.schedule.job_finished(args["job"])
@@ -302,6 +404,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
 
     # ================================================================== step
     def _begin_step(self) -> None:
+        RealmEnv._begin_step(self)  # not super(): on the hot path it costs more than the hook's own work
         self._lb_before = self.schedule.lb_makespan
         self._last_op = None
 
@@ -360,8 +463,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             "in order. Minimise the makespan (when the last operation ends). Either call "
             "dispatch(job) repeatedly (it schedules the job's next operation at its earliest "
             "feasible start) or call submit_plan(sequence) once with, for each machine, the job "
-            f"indices in processing order. Reference makespan: {self.reference_makespan} "
-            f"({self.reference_kind})."
+            f"indices in processing order. Reference makespan: {self._reference_words()}."
         )
 
     def describe(self) -> str:
@@ -370,7 +472,7 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         s, inst = self.schedule, self.instance
         lines = [
             f"scheduled {s.n_scheduled}/{s.n_total} operations; makespan so far {s.makespan}; "
-            f"lower bound {s.lb_makespan}; reference {self.reference_makespan} ({self.reference_kind})",
+            f"lower bound {s.lb_makespan}; reference {self._reference_words()}",
             "machines busy until: "
             + ", ".join(f"M{mc}={int(t)}" for mc, t in enumerate(s.machine_available)),
         ]
@@ -386,35 +488,32 @@ class JobShopEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
             lines.append(f"job {j}: next op {k} could start at {start}; remaining (machine,duration): {rest}")
         return "\n".join(lines)
 
+    def _reference_words(self) -> str:
+        """``55 (optimum)``: the reference makespan and its kind."""
+        return f"{self.reference.value} ({self._reference_kind()})"
+
     # ================================================================== rendering
     def _render_text(self) -> str:
-        return rendering.text(self.instance, self.schedule, self.reference_makespan, self.reference_kind)
+        return rendering.text(self.instance, self.schedule, self.reference.value, self._reference_kind())
 
     def _render_image(self) -> np.ndarray:
-        return rendering.draw(self.instance, self.schedule, self.reference_makespan, self.reference_kind)
+        return rendering.draw(self.instance, self.schedule, self.reference.value, self._reference_kind())
 
 
-def _reference(inst: JSSPInstance) -> tuple[int, str]:
-    """The makespan agents are scored against, and its kind.
-
-    A shipped instance's stored plan (kind ``"optimum"`` if proven optimal, ``"best_known"`` if
-    it equals the literature's best known makespan, else ``"plan"``), so the reference is always
-    reached by a schedule the oracle policy submits; other instances fall back to their own
-    bounds (``"optimum"``, ``"upper_bound"`` or ``"lower_bound"``).
-    """
-    plan = reference_plan(inst)
-    if plan is not None:
-        return plan.makespan, plan.kind(inst)
-    return inst.reference
-
-
-def _best_known(inst: JSSPInstance) -> tuple[int | None, str | None]:
-    """The literature's best makespan: the proven optimum, else the best known upper bound."""
-    if inst.optimum is not None:
-        return inst.optimum, "optimum"
-    if inst.upper_bound is not None:
-        return inst.upper_bound, "upper_bound"
-    return None, None
+def _observation_space(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces.Dict:
+    """The observation space of an instance's size (durations bounded by ``max_p``)."""
+    n, k = inst.shape
+    horizon = float(max_p * n * k)
+    return spaces.Dict(
+        {
+            "processing_time": spaces.Box(0.0, float(max_p), (n, k), np.float32),
+            "machine": spaces.Box(0, inst.n_machines - 1, (n, k), np.int64),
+            "done": spaces.MultiBinary((n, k)),
+            "lower_bound": spaces.Box(0.0, horizon, (n, k), np.float32),
+            "machine_available": spaces.Box(0.0, horizon, (inst.n_machines,), np.float32),
+            "action_mask": spaces.MultiBinary(n_flat),
+        }
+    )
 
 
 def _generator_options(generator: Any) -> dict[str, int] | None:

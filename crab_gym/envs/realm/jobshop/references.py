@@ -11,6 +11,10 @@ literature's optimum or best known bounds stay on the instance for comparison.
 Plans are looked up by the instance *data* (:meth:`JSSPInstance.fingerprint`), so a file
 holding a shipped instance's data gets its plan too, and a renamed or edited instance does
 not get a wrong one.
+
+:func:`instance_reference` gives any instance's reference as the suite's one record type,
+:class:`~crab_gym.envs.realm.common.references.Reference`: the stored plan where there is one,
+else the instance's own bounds (no solver runs).
 """
 
 from __future__ import annotations
@@ -23,12 +27,17 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 
 PLANS_FILE = "reference_plans.json.gz"
 PLANS_FORMAT = "crab_gym.jssp.plans/1"
 
 PlanKind = Literal["optimum", "best_known", "plan"]
+
+#: The status of a reference taken from the instance's own values (no stored plan), by kind:
+#: a proven optimum, a makespan some schedule is known to reach, or only a bound.
+_STATUS_OF_KIND = {"optimum": "OPTIMAL", "upper_bound": "FEASIBLE", "lower_bound": "LOWER_BOUND"}
 
 
 @dataclass(frozen=True)
@@ -125,11 +134,76 @@ def stored_plans() -> dict[str, ReferencePlan]:
     return {p.instance: p for p in _by_fingerprint().values()}
 
 
+def _fingerprint(instance: JSSPInstance) -> str:
+    """The instance's fingerprint, computed once per instance object."""
+    key = instance._cache.get("fingerprint")
+    if key is None:
+        key = instance._cache["fingerprint"] = instance.fingerprint()
+    return key
+
+
 def reference_plan(instance: JSSPInstance) -> ReferencePlan | None:
     """The stored plan of an instance with a shipped instance's data, else ``None``."""
     if not _stored()["plans"]:
         return None
-    key = instance._cache.get("fingerprint")
-    if key is None:
-        key = instance._cache["fingerprint"] = instance.fingerprint()
-    return _by_fingerprint().get(key)
+    return _by_fingerprint().get(_fingerprint(instance))
+
+
+def literature(instance: JSSPInstance) -> dict[str, Any]:
+    """The published values of an instance (None where unknown): ``best_known`` (the proven
+    optimum, else the best known upper bound), ``best_known_kind`` (``"optimum"`` or
+    ``"upper_bound"``) and the ``literature_optimum`` / ``_upper_bound`` / ``_lower_bound``."""
+    if instance.optimum is not None:
+        best, kind = instance.optimum, "optimum"
+    elif instance.upper_bound is not None:
+        best, kind = instance.upper_bound, "upper_bound"
+    else:
+        best, kind = None, None
+    return {
+        "best_known": best,
+        "best_known_kind": kind,
+        "literature_optimum": instance.optimum,
+        "literature_upper_bound": instance.upper_bound,
+        "literature_lower_bound": instance.lower_bound,
+    }
+
+
+def instance_reference(instance: JSSPInstance) -> Reference:
+    """The reference makespan of ``instance`` and how it is known, without running a solver.
+
+    * Data of a shipped instance: its stored plan (``plan`` holds the ``submit_plan``
+      arguments, ``status`` and ``bound`` are CP-SAT's, ``source="shipped"``);
+      ``extra["reference_kind"]`` is the plan's :meth:`ReferencePlan.kind`.
+    * Any other instance: its own values (``source="instance"``, no plan): the proven optimum
+      (status ``OPTIMAL``), else the best known upper bound (``FEASIBLE``), else a lower bound
+      (``LOWER_BOUND``: the literature's or the trivial one, whichever is larger);
+      ``extra["reference_kind"]`` is ``"optimum"``, ``"upper_bound"`` or ``"lower_bound"``.
+
+    ``bound`` is the best proven lower bound (CP-SAT's for a plan, else the literature's or
+    the trivial one); ``extra`` also holds the :func:`literature` values.
+    """
+    published = literature(instance)
+    plan = reference_plan(instance)
+    if plan is not None:
+        return Reference(
+            value=plan.makespan,
+            status=plan.status,
+            bound=plan.solver_bound,
+            solver=plan.solver,
+            time_limit_s=plan.time_limit,
+            workers=plan.num_workers,
+            plan={"sequence": [list(row) for row in plan.sequence]},
+            source="shipped",
+            fingerprint=plan.fingerprint,
+            extra={"reference_kind": plan.kind(instance), **published},
+        )
+    value, kind = instance.reference
+    known = instance.optimum if instance.optimum is not None else instance.lower_bound
+    return Reference(
+        value=value,
+        status=_STATUS_OF_KIND[kind],
+        bound=max(known or 0, instance.trivial_lower_bound()),
+        source="instance",
+        fingerprint=_fingerprint(instance),
+        extra={"reference_kind": kind, **published},
+    )

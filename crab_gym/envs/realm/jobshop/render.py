@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on
@@ -9,7 +11,7 @@ from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 
-def text(instance: JSSPInstance, schedule: JobShopSchedule, reference: int, kind: str) -> str:
+def text(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> str:
     """The schedule per machine as text (``render_mode="ansi"``): each job's interval on it."""
     s, inst = schedule, instance
     lines = [
@@ -27,7 +29,7 @@ def text(instance: JSSPInstance, schedule: JobShopSchedule, reference: int, kind
     return "\n".join(lines) + "\n"
 
 
-def draw(instance: JSSPInstance, schedule: JobShopSchedule, reference: int, kind: str) -> np.ndarray:
+def draw(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> np.ndarray:
     """A Gantt chart (``render_mode="rgb_array"``): one row per machine, one colour per job,
     the makespan (black) and the reference (red) as vertical lines, a time axis and a key."""
     s, inst = schedule, instance
@@ -39,7 +41,7 @@ def draw(instance: JSSPInstance, schedule: JobShopSchedule, reference: int, kind
     top, width = 34, 982 - left - 14
     height = top + row * m + 24
     canvas = Canvas(width + left + 14, height, background=(255, 255, 255))
-    span = max(s.makespan, reference, s.lb_makespan, 1)
+    span = max(s.makespan, math.ceil(reference), s.lb_makespan, 1)  # a given reference may be fractional
     scale = width / span
     # header: the objective in words, then a key to the two vertical lines
     canvas.text(6, 4, f"makespan {s.makespan} / ref {reference} ({kind})  "

@@ -26,13 +26,9 @@ from pathlib import Path
 
 from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import SOLVER, TIME_LIMITS, solve_p3
-from crab_gym.envs.realm.ridesharing.oracle_disruptions import (
-    RESOLVE_SOLUTION_LIMIT,
-    RESOLVE_TIME_GUARD,
-    adaptive_oracle,
-    best_reference,
-)
+from crab_gym.envs.realm.ridesharing.oracle import TIME_LIMITS, solve_p3
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptive_oracle
+from crab_gym.envs.realm.ridesharing.references import p4_record
 from crab_gym.envs.realm.ridesharing.sim import simulate_plan
 
 P3_DIR, P4_DIR = INSTANCE_DIRS["p3"], INSTANCE_DIRS["p4"]
@@ -47,11 +43,7 @@ def _write(folder: Path, name: str, text: str) -> None:
 
 
 def _p3_entry(inst: P3Instance) -> dict:
-    res = solve_p3(inst, time_limit=TIME_LIMITS[inst.size])
-    entry = res.to_dict()
-    entry["value"] = entry.pop("cost")
-    entry["fingerprint"] = inst.fingerprint()
-    return entry
+    return {**solve_p3(inst, time_limit=TIME_LIMITS[inst.size]).record(), "fingerprint": inst.fingerprint()}
 
 
 def build_p3() -> None:
@@ -74,29 +66,17 @@ def build_p4() -> None:
             initial = _p3_entry(inst)
             initial.pop("fingerprint")
             chain = adaptive_oracle(inst, initial["plan"])
-            best, policy = best_reference(inst, initial["plan"])
             follow = simulate_plan(inst, initial["plan"], inst.disruptions)
-            refs[inst.name] = {
-                "value": best.cost,
-                "policy": policy,
-                "travel": best.travel,
-                "served": best.served,
-                "feasible": best.feasible,
-                "plan": best.plan,
+            ref = refs[inst.name] = {
+                **p4_record(inst, initial),
                 "adaptive_oracle_value": chain.cost,
-                "status": "ADAPTIVE(" + initial["status"] + ")",
-                "time_limit_s": initial["time_limit_s"],
-                "workers": 1,
-                "solver": SOLVER + " + deterministic re-solve at each disruption",
-                "resolve_solution_limit": RESOLVE_SOLUTION_LIMIT,
-                "resolve_time_guard_s": RESOLVE_TIME_GUARD,
                 "resolves": chain.resolves,
-                "initial": initial,
                 "no_replan_value": follow.cost(),
                 "no_replan_feasible": not follow.violations,
                 "fingerprint": inst.fingerprint(),
             }
-            print(inst.name, inst.n_requests, len(inst.disruptions), initial["value"], follow.cost(), chain.cost, best.cost, policy, flush=True)
+            print(inst.name, inst.n_requests, len(inst.disruptions), initial["value"], follow.cost(), chain.cost,
+                  ref["value"], ref["policy"], flush=True)
     (P4_DIR / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
 
 

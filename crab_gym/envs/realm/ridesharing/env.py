@@ -1,46 +1,13 @@
 """Realm-P3-v0: urban ride-sharing (a dial-a-ride problem) as a Gymnasium env.
 
-**Model** (units: minutes; clock times are minutes from midnight).
-
-* *Decision*: which vehicle serves which passenger request, and the order of each vehicle's
-  stops ``pickup:<id>`` / ``dropoff:<id>``. A request may be left unserved.
-* *Constraints*: a vehicle starts at its place at the instance's ``start_time``, drives to its
-  next stop as soon as it has served one, and waits at a pickup until the window opens; the
-  pickup happens by the window's close, the dropoff by the request's latest dropoff; the
-  dropoff follows the pickup in the same vehicle; the passengers on board never exceed the
-  capacity. Travel times are shortest paths over the city's roads.
-* *Objective*: minimise total travel minutes + ``unserved_penalty`` per unserved request.
-
-**Acting.** Time moves by events: the vehicles free earliest decide first (the *clock*).
-
-* ``dispatch(vehicle, stop)``: send a vehicle that is free now to its next stop. The action
-  mask allows only stops that keep every constraint (with the travel times in force now);
-  a vehicle that has passengers but no such stop may drop them late (a violation) rather than
-  get stuck.
-* ``park(vehicle)``: end an empty vehicle's route (vehicles left with nothing to do park
-  themselves).
-* ``submit_plan(assignments)``: a whole plan in REALM's solution shape,
-  ``{"vehicle1": ["pickup:p1", "dropoff:p1", ...], ...}``; it is driven to the end (vehicles
-  not listed, or whose list runs out, park). Unknown or misplaced stops make the call
-  invalid; a late stop or an overload is carried out and counted as a violation.
-
-**Observation**: the clock, each vehicle's place, free minute, load, whether it decides now or
-has parked; each request's status, vehicle, places and time limits; the travel-time matrix
-in force now; the action mask.
-
-**Episode end**: every vehicle parked. ``info["solution"]`` holds the plan; ``info["metrics"]``
-holds planning_quality (share of requests served), optimality (reference cost / cost, 0 if
-any constraint is broken), constraint_satisfaction (share of the 3 per request + 1 per vehicle
-declared constraints met), coordination (share of vehicles that delivered someone), and the
-cost figures. The reference is the OR-Tools oracle's value (precomputed for shipped
-instances, solved once and cached for others).
-
-``instance``: a shipped name (``p3_small_01`` ...), a path (crab_gym JSON or a user's own
-upstream REALM-Bench P3/P4 file, read with ``load_realm_instance``) or a ``P3Instance``.
+The env is :class:`RideSharingEnv`; its docstring is the reference (model, spaces, rewards,
+episode end, arguments). Realm-P4-v0 (:mod:`crab_gym.envs.realm.ridesharing.env_disruptions`)
+builds on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,31 +17,45 @@ import numpy as np
 from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core import Action, evaluator
-from crab_gym.envs.base import CrabEnv
-from crab_gym.envs.realm.common.env import InstanceKind, RenderModesMixin, checked_init
-from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init, draw_seed
+from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing import render as rendering
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
+from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.references import p3_reference
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
 
-#: What ``instance`` accepts (checked, and explained when wrong).
-INSTANCE_KIND = InstanceKind(
-    problem="P3",
-    types=(P3Instance,),
-    names=shipped_p3_names,
-    list_all="crab_gym.datasets.list_instances('P3')",
-    examples=("p3_small_01", "p3_medium_01", "p3_large_05"),
-    files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
-)
-
 #: Upper bound of every minute in the observation (two days).
 MAX_MINUTE = 2 * 24 * 60
 #: Upper bound of the travel-time matrix in the observation.
 MAX_TRAVEL = 10_000
+#: Upper bound of the vehicle capacities in the observation (at least).
+MAX_CAPACITY = 1000
+
+#: The ``generator`` argument: every count of the drawn instances, and a size class.
+GENERATOR = SizedGenerator(generate_p3, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
+
+
+def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
+    """What the ``instance`` argument of the P3 or P4 env accepts (checked, and explained
+    when wrong): shipped ``p3_*``/``p4_*`` names, crab_gym or upstream files, instances."""
+    prefix = problem.lower()
+    return InstanceKind(
+        problem,
+        types,
+        names,
+        f"crab_gym.datasets.list_instances('{problem}')",
+        (f"{prefix}_small_01", f"{prefix}_medium_01", f"{prefix}_large_05"),
+        files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
+    )
+
+
+INSTANCE_KIND = instance_kind("P3", (P3Instance,), shipped_p3_names)
 
 
 def _dispatch(vehicle: str, stop: str, env: Any) -> None:
@@ -86,92 +67,161 @@ def _park(vehicle: str, env: Any) -> None:
 
 
 def _submit_plan(assignments: Any, env: Any) -> None:
-    env._act_submit(assignments)
+    env._act_submit()
 
 
-def _usable_field_name(vid: str) -> bool:
-    """Vehicle ids become field names of submit_plan's schema."""
-    return vid.isidentifier() and not vid.startswith(("_", "model_"))
+class RideSharingEnv(RealmEnv):
+    """Urban ride-sharing (REALM-Bench P3, a dial-a-ride problem): vehicles pick passengers up
+    inside their pickup windows and drop them off by their latest dropoff, with at most their
+    capacity on board, minimising travel minutes plus a penalty per unserved request.
 
+    ## Description
 
-class RideSharingEnv(RenderModesMixin, CrabEnv):
-    """Realm-P3-v0 (see the module docstring)."""
+    A dial-a-ride problem with open routes (units: minutes; clock times are minutes from
+    midnight). Each vehicle starts at its place at the instance's ``start_time``, drives to
+    its next stop as soon as it has served one, and waits at a pickup until the window opens.
+
+    | part | definition |
+    |---|---|
+    | decision | which vehicle serves which request, and the order of each vehicle's stops ``pickup:<id>`` / ``dropoff:<id>``; a request may be left unserved |
+    | hard constraints | pickup by the window's close; dropoff by the request's ``latest_dropoff``; dropoff after pickup in the same vehicle; passengers on board <= capacity |
+    | objective | minimise total travel minutes + ``unserved_penalty`` (default 1000) per unserved request; waiting is free |
+    | travel times | shortest paths over the city's roads |
+
+    Time moves by events: the *clock* is the earliest minute a vehicle that has not parked is
+    free, and the vehicles free then decide.
+
+    ## Action Space
+
+    A ``OneOf`` over one ``Dict`` of arguments per action (``R`` requests, ``V`` vehicles);
+    an action is also accepted as a tool call ``{"name": ..., "arguments": {...}}``.
+
+    | action | arguments | meaning |
+    |---|---|---|
+    | ``dispatch`` | ``vehicle`` (``Discrete(V)``), ``stop`` (``Discrete(2R)``) | send a vehicle that is free now to its next stop; the mask allows only stops that keep every constraint with the travel times in force now (a vehicle whose passengers can no longer all arrive on time may still drop them, late) |
+    | ``park`` | ``vehicle`` (``Discrete(V)``) | end an empty, free vehicle's route (vehicles with nothing left to do park by themselves) |
+    | ``submit_plan`` | ``assignments``: per vehicle id a ``Sequence`` of stops | the whole plan in REALM's solution shape, ``{"v1": ["pickup:p1", "dropoff:p1"], ...}``, driven to the end; vehicles not listed park. Unknown or misplaced stops make the call invalid; a late stop or an overload is carried out and counted as a violation |
+
+    ``action_masks()`` covers the finite choices in ``codec.flat_to_call`` order: every
+    ``(vehicle, stop)`` dispatch, then every ``park``.
+
+    ## Observation Space
+
+    A ``Dict`` (``L`` places):
+
+    | key | shape, type | meaning |
+    |---|---|---|
+    | ``clock`` | ``(1,)`` float32 in [0, 2880] | the current minute (after the end: the last vehicle's finish) |
+    | ``vehicle_location`` | ``(V,)`` MultiDiscrete(L) | each vehicle's place (index into ``instance.locations``) |
+    | ``vehicle_free_at`` | ``(V,)`` float32 | the minute each vehicle is free |
+    | ``vehicle_load`` | ``(V,)`` float32 | passengers on board |
+    | ``vehicle_capacity`` | ``(V,)`` float32 | seats |
+    | ``vehicle_acting`` | ``(V,)`` MultiBinary | 1: the vehicle decides now |
+    | ``vehicle_parked`` | ``(V,)`` MultiBinary | 1: its route has ended |
+    | ``request_status`` | ``(R,)`` MultiDiscrete(3) | 0 waiting, 1 on board, 2 delivered |
+    | ``request_vehicle`` | ``(R,)`` MultiDiscrete(V + 1) | 0: none yet, else 1 + the serving vehicle's index |
+    | ``request_places`` | ``(R, 2)`` MultiDiscrete(L) | pickup and dropoff place |
+    | ``request_times`` | ``(R, 3)`` float32 | window open, window close, latest dropoff |
+    | ``travel_time`` | ``(L, L)`` float32 in [0, 10000] | shortest-path minutes in force now |
+    | ``action_mask`` | ``(n_flat,)`` MultiBinary | ``action_masks()`` |
+
+    ## Rewards
+
+    Per valid step, ``progress_weight`` (0.5) x the rise in the sub-goal graph's completeness
+    (per request: ``picked_up_<id>`` within the window, then ``delivered_<id>`` in time); at
+    the end, ``optimality_weight`` (0.5) x optimality = reference cost / cost (capped at 1;
+    0 if any constraint is broken). An invalid action changes nothing and earns
+    ``-invalid_action_penalty``. With the default weights an episode's return lies in [0, 1]:
+    1 = everyone delivered in time at the reference's cost.
+
+    ## Starting State
+
+    Every vehicle at its place, free at ``start_time`` (the clock); every request waiting.
+    ``reset(seed=...)`` draws a fresh instance when the env has a ``generator``;
+    ``reset(options={"instance": ...})`` swaps in another instance of the same shape (same
+    vehicle ids, same stop names, same number of places; a ValueError otherwise).
+
+    ## Episode End
+
+    Terminated when every vehicle has parked. The env never truncates (wrap it in
+    ``TimeLimit`` for a step cap). At the end ``info["solution"]`` holds
+    ``{"assignments": {...}}`` and ``info["metrics"]``: ``planning_quality`` (share of
+    requests delivered), ``optimality``, ``constraint_satisfaction`` (share of the 3 per
+    request + 1 per vehicle declared constraints met), ``coordination`` (share of vehicles that
+    delivered someone), ``cost``, ``reference_cost``, ``travel_minutes``, ``served``,
+    ``requests``, ``unserved_penalty``, ``violations``. Every step's ``info`` also has
+    ``clock`` (-1 after the end) and ``events`` (what happened, in words).
+
+    The reference (:attr:`reference`, a :class:`~crab_gym.envs.realm.common.references.Reference`
+    whose ``plan`` is the ``submit_plan`` arguments) is the OR-Tools RoutingModel oracle's:
+    precomputed for shipped instances, solved once at the end of the first episode and cached
+    on disk for others.
+
+    ## Arguments
+
+    | argument | meaning |
+    |---|---|
+    | ``instance`` | a shipped name (``"p3_small_01"`` ... ``"p3_large_05"``; default ``"p3_small_01"``), a path to a JSON file (crab_gym's or a user's own upstream REALM-Bench P3/P4 file), a mapping, or a ``P3Instance`` |
+    | ``generator`` | draw a fresh instance of a fixed shape on every ``reset(seed=...)``: ``{"n_requests": 5, "n_vehicles": 2, "n_locations": 8, "size": "small"}`` (every count required: requests and vehicles >= 1, places 2..25; ``size``, default ``"small"``, is the size class the instances are labelled with: it sets the oracle's time budget and, in P4, how many disruptions strike and over what span). Overrides ``instance``; references of drawn instances are solved at the end of an episode and cached on disk |
+    | ``reference`` | a known reference cost to use instead of the shipped, cached or solved one |
+    | ``render_mode`` | ``"ansi"`` (text) or ``"rgb_array"`` (a 480 x 360 map) |
+    | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | reward settings (see Rewards) |
+
+    ## Version History
+
+    * v0: Initial version. Later, still v0: ``generator=`` and same-shape instance swaps at
+      reset; ``reference`` became a ``Reference`` record (it was a ``reference()`` method
+      returning a dict). Dynamics and scores are unchanged.
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Prefix of generated instance names.
     problem = "p3"
+    #: What ``generator`` accepts, and how it draws.
+    generator_kind = GENERATOR
 
     @checked_init
+    @realm_keywords
     def __init__(
-        self,
-        instance: str | Path | P3Instance | None = None,
-        *,
-        render_mode: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        progress_weight: float = 0.5,
-        optimality_weight: float = 0.5,
+        self, instance: str | Path | dict | P3Instance | None = None, *, generator: dict | None = None, **options: Any
     ) -> None:
-        self.instance = self._load(DEFAULT_INSTANCE if instance is None else instance)
-        if self.instance.n_requests == 0:
-            raise ValueError(f"instance {self.instance.name!r} has no ride requests")
-        inst = self.instance
+        self._generator = self.generator_kind.options(generator)
+        if self._generator is not None:
+            inst = self._generated(0)
+        else:
+            inst = self._load_instance(DEFAULT_INSTANCE if instance is None else instance)
         self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
-        bad = [vid for vid in self.vehicle_ids if not _usable_field_name(vid)]
-        if bad:
-            raise ValueError(f"vehicle ids must be identifiers for submit_plan's schema, got {bad}")
         self.stop_names = inst.stop_names()
         self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
         self._stop = {s: k for k, s in enumerate(self.stop_names)}
-        super().__init__(
-            self._make_actions(),
-            render_mode=render_mode,
-            invalid_action_penalty=invalid_action_penalty,
-            progress_weight=progress_weight,
-            optimality_weight=optimality_weight,
-        )
-        R, V, L = inst.n_requests, inst.n_vehicles, len(inst.locations)
+        self._max_load = sum(r.passengers for r in inst.requests)
+        self._max_capacity = max([MAX_CAPACITY] + [v.capacity for v in inst.vehicles])
+        super().__init__(self._make_actions(inst), **options)  # reference, render_mode, reward weights
         self._dispatch_offset = self.codec.flat_offsets["dispatch"]
         self._park_offset = self.codec.flat_offsets["park"]
-        self.observation_space = gym.spaces.Dict(
-            {
-                "clock": gym.spaces.Box(0, MAX_MINUTE, (1,), np.float32),
-                "vehicle_location": gym.spaces.MultiDiscrete([L] * V),
-                "vehicle_free_at": gym.spaces.Box(0, MAX_MINUTE, (V,), np.float32),
-                "vehicle_load": gym.spaces.Box(0, sum(r.passengers for r in inst.requests), (V,), np.float32),
-                "vehicle_capacity": gym.spaces.Box(0, 1000, (V,), np.float32),
-                "vehicle_acting": gym.spaces.MultiBinary(V),
-                "vehicle_parked": gym.spaces.MultiBinary(V),
-                "request_status": gym.spaces.MultiDiscrete([3] * R),
-                "request_vehicle": gym.spaces.MultiDiscrete([V + 1] * R),
-                "request_places": gym.spaces.MultiDiscrete(np.full((R, 2), L)),
-                "request_times": gym.spaces.Box(0, MAX_MINUTE, (R, 3), np.float32),
-                "travel_time": gym.spaces.Box(0, MAX_TRAVEL, (L, L), np.float32),
-                "action_mask": gym.spaces.MultiBinary(self.codec.n_flat),
-            }
-        )
-        self._pos = rendering.layout(inst)
-        self._request_places = np.array(
-            [[inst.index[r.pickup], inst.index[r.dropoff]] for r in inst.requests], dtype=np.int64
-        )
-        self._request_times = np.clip(
-            np.array([[*r.pickup_window, r.latest_dropoff] for r in inst.requests], dtype=np.float32), 0, MAX_MINUTE
-        )
-        self.sim = self._new_sim()
+        self.observation_space = gym.spaces.Dict(self._observation_spaces(inst))
         self._events: list[str] = []
-        self._final: tuple[dict, dict] | None = None
+        self._use_instance(inst)
 
-    # ================================================================== setup
-    @staticmethod
-    def _load(instance: Any) -> P3Instance:
-        return INSTANCE_KIND.load(instance, load_p3)
+    def _observation_spaces(self, inst: P3Instance) -> dict[str, gym.Space]:
+        R, V, L = inst.n_requests, inst.n_vehicles, len(inst.locations)
+        return {
+            "clock": gym.spaces.Box(0, MAX_MINUTE, (1,), np.float32),
+            "vehicle_location": gym.spaces.MultiDiscrete([L] * V),
+            "vehicle_free_at": gym.spaces.Box(0, MAX_MINUTE, (V,), np.float32),
+            "vehicle_load": gym.spaces.Box(0, self._max_load, (V,), np.float32),
+            "vehicle_capacity": gym.spaces.Box(0, self._max_capacity, (V,), np.float32),
+            "vehicle_acting": gym.spaces.MultiBinary(V),
+            "vehicle_parked": gym.spaces.MultiBinary(V),
+            "request_status": gym.spaces.MultiDiscrete([3] * R),
+            "request_vehicle": gym.spaces.MultiDiscrete([V + 1] * R),
+            "request_places": gym.spaces.MultiDiscrete(np.full((R, 2), L)),
+            "request_times": gym.spaces.Box(0, MAX_MINUTE, (R, 3), np.float32),
+            "travel_time": gym.spaces.Box(0, MAX_TRAVEL, (L, L), np.float32),
+            "action_mask": gym.spaces.MultiBinary(self.codec.n_flat),
+        }
 
-    def _schedule(self) -> list[Any]:
-        return []
-
-    def _new_sim(self) -> RideSim:
-        return RideSim(self.instance, self._schedule())
-
-    def _make_actions(self) -> list[Action]:
-        inst = self.instance
+    def _make_actions(self, inst: P3Instance) -> list[Action]:
         VehicleId = Literal[tuple(self.vehicle_ids)]  # type: ignore[valid-type]
         StopName = Literal[tuple(self.stop_names)]  # type: ignore[valid-type]
         strict = ConfigDict(extra="forbid")
@@ -220,17 +270,61 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
             ),
         ]
 
-    # ================================================================== CrabEnv hooks
-    def _reset_state(self, options: dict[str, Any] | None) -> None:
-        self.sim = self._new_sim()
+    # ================================================================== instances
+    def _load_instance(self, spec: Any) -> P3Instance:
+        return INSTANCE_KIND.load(spec, load_p3)
+
+    def _generated(self, seed: int) -> P3Instance:
+        return self.generator_kind(self._generator, seed, name=f"{self.problem}_generated_{seed}")
+
+    def _draw_instance(self) -> P3Instance:
+        return self._generated(draw_seed(self.np_random))
+
+    def _check_fits(self, inst: P3Instance) -> None:
+        cur = self.instance
+        other: list[str] = []
+        ids = [v.vehicle_id for v in inst.vehicles]
+        if ids != self.vehicle_ids:
+            other.append(f"vehicles {ids} (this env: {self.vehicle_ids})")
+        if inst.stop_names() != self.stop_names:
+            mine = [r.passenger_id for r in cur.requests]
+            other.append(f"passengers {[r.passenger_id for r in inst.requests]} (this env: {mine})")
+        if len(inst.locations) != len(cur.locations):
+            other.append(f"{len(inst.locations)} places (this env: {len(cur.locations)})")
+        if sum(r.passengers for r in inst.requests) > self._max_load:
+            other.append(f"more than {self._max_load} passengers in all")
+        if max(v.capacity for v in inst.vehicles) > self._max_capacity:
+            other.append(f"a vehicle with more than {self._max_capacity} seats")
+        if other:
+            raise ValueError(
+                f"instance {inst.name!r} does not fit this env (made for {cur.name!r}): it has "
+                + "; ".join(other)
+                + ". An instance swapped in at reset needs the same vehicle ids, stop names and "
+                "number of places; make a new env for it"
+            )
+
+    def _use_instance(self, inst: P3Instance) -> None:
+        self.instance = inst
+        self._pos = rendering.layout(inst)
+        self._request_places = np.array(
+            [[inst.index[r.pickup], inst.index[r.dropoff]] for r in inst.requests], dtype=np.int64
+        )
+        self._request_times = np.clip(
+            np.array([[*r.pickup_window, r.latest_dropoff] for r in inst.requests], dtype=np.float32), 0, MAX_MINUTE
+        )
+        self._forget_reference()
+        self._restart()
+
+    def _schedule(self) -> list[Any]:
+        """The disruptions the simulation applies as its clock reaches them (P3: none)."""
+        return []
+
+    def _restart(self) -> None:
+        self.sim = RideSim(self.instance, self._schedule())
         self._events = []
-        self._final = None
-        self._on_reset()
         self._settle()
 
-    def _on_reset(self) -> None:
-        """Subclass hook (P4)."""
-
+    # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
         g = nx.DiGraph()
         for r, req in enumerate(self.instance.requests):
@@ -281,7 +375,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
         sim = self.sim
         if name == "submit_plan":
             try:
-                sim.parse_plan(args["assignments"].model_dump())
+                self._pending = sim.parse_plan(args["assignments"].model_dump())
             except PlanError as exc:
                 return str(exc)
             return None
@@ -318,11 +412,8 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
     def _is_terminated(self) -> bool:
         return self.sim.done
 
-    def _optimality(self) -> float:
-        return float(self._final_metrics()[0]["optimality"])
-
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self._final_metrics()
+        return self._metrics(), self._solution()
 
     def _extra_info(self) -> dict[str, Any]:
         clock = self.sim.clock
@@ -344,8 +435,10 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
         self._events.append(f"{vehicle} parks")
         self._settle()
 
-    def _act_submit(self, assignments: Any) -> None:
-        plan = self.sim.parse_plan(assignments.model_dump())
+    def _act_submit(self) -> None:
+        plan, self._pending = self._pending, None
+        if plan is None:
+            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
         self._run_plan(plan)
         self._settle()
 
@@ -354,7 +447,7 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
         self._events.append("plan carried out")
 
     def _on_disruption(self, sim: RideSim, fired: list[Any]) -> None:
-        """Subclass hook (P4): disruptions were just applied."""
+        """Disruptions were just applied (P4 reports them)."""
 
     def _settle(self) -> None:
         """Apply what the clock has reached; park vehicles that have nothing left to do."""
@@ -374,35 +467,32 @@ class RideSharingEnv(RenderModesMixin, CrabEnv):
                 self._events.append(f"{self.vehicle_ids[v]} parks (no request left)")
 
     # ================================================================== results
-    def reference(self) -> dict[str, Any]:
-        """The oracle's reference (value, plan, solver status and budget)."""
+    def _solve_reference(self) -> Reference:
         return p3_reference(self.instance)
 
-    def _final_metrics(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        if self._final is None:
-            metrics = self._metrics(self.reference()["value"])
-            self._final = (metrics, self._solution())
-        return self._final
+    def _agent_cost(self) -> float:
+        return float(self.sim.cost())
+
+    def _plan_feasible(self) -> bool:
+        return not self.sim.violations
 
     def _solution(self) -> dict[str, Any]:
         return {"assignments": self.sim.assignments()}
 
-    def _metrics(self, reference_cost: float) -> dict[str, Any]:
+    def _metrics(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
-        served = sim.served()
-        cost = sim.cost()
-        feasible = not sim.violations
+        reference = self.reference.value
         declared = 3 * sim.R + sim.V
         delivering = {sim.assigned[r] for r in range(sim.R) if sim.status[r] == DELIVERED}
         return {
-            "planning_quality": served / sim.R,
-            "optimality": optimality_ratio(reference_cost, cost, feasible),
+            "planning_quality": sim.served() / sim.R,
+            "optimality": self._optimality(),
             "constraint_satisfaction": 1.0 - len(sim.broken) / declared,
             "coordination": len(delivering) / sim.V,
-            "cost": int(cost),
-            "reference_cost": float(reference_cost),
+            "cost": int(sim.cost()),
+            "reference_cost": None if reference is None else float(reference),
             "travel_minutes": int(sim.travel_minutes()),
-            "served": int(served),
+            "served": int(sim.served()),
             "requests": int(sim.R),
             "unserved_penalty": int(inst.unserved_penalty),
             "violations": list(sim.violations),

@@ -1,33 +1,9 @@
-"""Realm-P4-v0: ride-sharing with disruptions (P3 plus traffic delays, closures, accidents,
+"""Realm-P4-v0: ride-sharing with disruptions (P3 plus traffic delays, closures, accidents and
 construction that happen at given minutes).
 
-Everything of :mod:`crab_gym.envs.realm.ridesharing.env` holds, plus:
-
-* **Disruptions** (typed models in :mod:`crab_gym.envs.realm.ridesharing.disruptions`) are
-  applied when the clock reaches their start: the instance's own schedule, and any passed to
-  the public :meth:`RideSharingDisruptionEnv.apply_disruption` (what ``DisruptionWrapper``
-  calls; the env implements the protocol of :mod:`crab_gym.envs.realm.common.disruptions`). From
-  then on, and only from then, trips departing while a disruption is active take its delay
-  (a closed road is passable again when it reopens; traffic goes round when quicker), so the
-  travel-time matrix in the observation, the action masks and the costs reflect it. A trip
-  already under way is not affected. ``info["disruptions"]`` lists those applied during the
-  step, ``info["active_disruptions"]`` those in force, ``info["events"]`` says what happened.
-* **submit_plan pauses at a disruption**: the plan is driven until a disruption is applied
-  while stops remain; the episode then waits for a new plan (``info["paused"]`` is true and
-  ``info["pending_plan"]`` holds what was left). Resubmitting a plan may repeat the stops
-  already served (they are skipped) or list only what comes next.
-* **Adaptation metric**: 0 if the final plan breaks a constraint; otherwise
-  ``min(1, reference / cost)``, where the reference is the oracle that takes over from the
-  episode's own state at its first disruption, keeping what is done, and re-solves at each
-  disruption (:mod:`crab_gym.envs.realm.ridesharing.oracle_disruptions`; deterministic, cached); when a
-  submitted plan was under way then, the oracle may also keep it. With no disruption in force
-  during the episode it is 1 for a feasible plan.
-  ``adaptation_reference="oracle"`` uses the precomputed adaptive oracle's value instead
-  (no solver call at the end of an episode).
-* **Optimality** compares with the P4 reference: the better of the adaptive oracle (the P3
-  oracle's plan, re-solved at each disruption) and the greedy policy, neither of which sees
-  disruptions coming (precomputed for shipped instances facing their own schedule; solved
-  and cached when disruptions are injected).
+The env is :class:`RideSharingDisruptionEnv`; its docstring is the reference. It implements
+the disruption protocol of :mod:`crab_gym.envs.realm.common.disruptions`, which is all
+``DisruptionWrapper`` relies on.
 """
 
 from __future__ import annotations
@@ -40,11 +16,14 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.envs.realm.common.disruptions import DisruptionReport
-from crab_gym.envs.realm.common.env import InstanceKind, checked_init
-from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.common.env import checked_init
+from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
-from crab_gym.envs.realm.ridesharing.env import RideSharingEnv
+from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
+from crab_gym.envs.realm.ridesharing.generator import generate_p4
 from crab_gym.envs.realm.ridesharing.model import P3Instance, P4Instance
 from crab_gym.envs.realm.ridesharing.network import active_at
 from crab_gym.envs.realm.ridesharing.references import adaptation_reference, p4_reference
@@ -54,59 +33,127 @@ DEFAULT_INSTANCE = "p4_small_01"
 
 #: What ``instance`` accepts (checked, and explained when wrong); a P3 instance runs
 #: without disruptions.
-INSTANCE_KIND = InstanceKind(
-    problem="P4",
-    types=(P4Instance, P3Instance),
-    names=shipped_p4_names,
-    list_all="crab_gym.datasets.list_instances('P4')",
-    examples=("p4_small_01", "p4_medium_01", "p4_large_05"),
-    files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
-)
+INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
+
+#: The ``generator`` argument, as Realm-P3-v0's, drawing P4 instances (disruptions included).
+GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
 
 
 class RideSharingDisruptionEnv(RideSharingEnv):
-    """Realm-P4-v0 (see the module docstring)."""
+    """Urban ride-sharing with disruptions (REALM-Bench P4): P3's dial-a-ride problem while
+    traffic delays, road closures, accidents and construction strike at given minutes; plans
+    must adapt when they do.
+
+    ## Description
+
+    Everything of :class:`~crab_gym.envs.realm.ridesharing.env.RideSharingEnv` (Realm-P3-v0)
+    holds, plus a schedule of typed disruptions
+    (:mod:`crab_gym.envs.realm.ridesharing.disruptions`):
+
+    | type | where | effect while active (``start <= t < start + duration``) |
+    |---|---|---|
+    | ``traffic_delay`` | ``route`` "a-b" | ``delay`` minutes more on that road |
+    | ``road_closure`` | ``route`` "a-b" | passable again when it reopens (a trip departing at ``t`` pays ``end - t`` more on it, or goes round) |
+    | ``accident`` | ``location`` | ``delay`` more on every road touching the place |
+    | ``construction`` | ``route`` "a-b" | ``delay`` more on that road |
+
+    A disruption is applied when the clock reaches its start: the instance's own schedule,
+    and any passed to :meth:`apply_disruption` (what ``DisruptionWrapper`` calls). From then
+    on, and only from then, trips departing while it is active take its delay, so the
+    observation's travel times, the action masks and the costs reflect it; a trip already
+    under way is not affected.
+
+    ## Action Space
+
+    As Realm-P3-v0 (``dispatch``, ``park``, ``submit_plan``), except that **submit_plan
+    pauses at a disruption**: the plan is driven until a disruption is applied while stops
+    remain; the episode then waits for a new plan (``info["paused"]`` is true and
+    ``info["pending_plan"]`` holds the rest). Resubmitting may repeat the stops already served
+    (they are skipped) or list only what comes next.
+
+    ## Observation Space
+
+    Every key of Realm-P3-v0's observation (``travel_time`` holds the minutes in force now),
+    plus:
+
+    | key | shape, type | meaning |
+    |---|---|---|
+    | ``disrupted_roads`` | ``(L, L)`` MultiBinary | 1: a disruption in force now strikes the road from place i to place j |
+
+    ## Rewards
+
+    As Realm-P3-v0; optimality compares with the P4 reference: the better of the adaptive
+    oracle (the P3 oracle's plan, re-solved from the state at each disruption) and the greedy
+    policy, neither of which sees disruptions coming, facing the disruptions this episode faced.
+
+    ## Starting State
+
+    As Realm-P3-v0; disruptions that start at ``start_time`` are applied at reset.
+
+    ## Episode End
+
+    As Realm-P3-v0. ``info["metrics"]`` also holds ``adaptation``: 0 if the final plan breaks
+    a constraint, else ``min(1, reference / cost)`` where the reference is the oracle taking
+    over from the episode's own state at its first disruption (keeping what is done and,
+    when a submitted plan was under way, possibly that plan) and re-solving at each
+    disruption; 1 for a feasible plan when no disruption was in force. Also
+    ``adaptation_reference_cost`` and ``disruptions_applied``; ``info["solution"]`` adds the
+    ``disruptions`` applied. Every step's ``info`` also has ``disruptions`` (applied during the
+    step), ``active_disruptions`` (in force, in words), ``paused`` and ``pending_plan``.
+
+    :attr:`reference` is precomputed for shipped instances facing their own schedule; for any
+    other schedule (disruptions injected) or instance it is solved at the end of the episode
+    and cached. It is looked up again after every reset and every disruption.
+
+    ## Arguments
+
+    Those of Realm-P3-v0 (``instance`` takes shipped ``p4_*`` names, default
+    ``"p4_small_01"``, P4 or P3 files and instances; a P3 instance runs without disruptions;
+    ``generator`` draws P4 instances, disruptions included), plus:
+
+    | argument | meaning |
+    |---|---|
+    | ``adaptation_reference`` | ``"resolve"`` (default): the re-solve from the episode's own state, as above; ``"oracle"``: the precomputed P4 reference's value (no solver call at the end of an episode) |
+
+    ## Version History
+
+    * v0: Initial version. Later, still v0: ``generator=``, same-shape instance swaps at
+      reset, ``reference=``; ``reference`` became a ``Reference`` record (it was a
+      ``reference()`` method returning a dict). Dynamics and scores are unchanged.
+    """
 
     problem = "p4"
+    generator_kind = GENERATOR
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
 
     @checked_init
+    @realm_keywords
     def __init__(
         self,
-        instance: str | Path | P3Instance | None = None,
+        instance: str | Path | dict | P3Instance | None = None,
         *,
-        render_mode: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        progress_weight: float = 0.5,
-        optimality_weight: float = 0.5,
+        generator: dict | None = None,
         adaptation_reference: Literal["resolve", "oracle"] = "resolve",
+        **options: Any,
     ) -> None:
         if adaptation_reference not in ("resolve", "oracle"):
             raise ValueError(f"adaptation_reference must be 'resolve' or 'oracle', got {adaptation_reference!r}")
         self.adaptation_mode = adaptation_reference
-        self._reset_p4_fields()
-        super().__init__(
-            DEFAULT_INSTANCE if instance is None else instance,
-            render_mode=render_mode,
-            invalid_action_penalty=invalid_action_penalty,
-            progress_weight=progress_weight,
-            optimality_weight=optimality_weight,
-        )
-        L = len(self.instance.locations)
-        self.observation_space = gym.spaces.Dict(
-            {**self.observation_space.spaces, "disrupted_roads": gym.spaces.MultiBinary((L, L))}
-        )
+        super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
-    # ================================================================== setup
-    @staticmethod
-    def _load(instance: Any) -> P4Instance:
-        return INSTANCE_KIND.load(instance, load_p4)
+    def _observation_spaces(self, inst: P3Instance) -> dict[str, gym.Space]:
+        L = len(inst.locations)
+        return {**super()._observation_spaces(inst), "disrupted_roads": gym.spaces.MultiBinary((L, L))}
+
+    # ================================================================== instances
+    def _load_instance(self, spec: Any) -> P4Instance:
+        return INSTANCE_KIND.load(spec, load_p4)
 
     def _schedule(self) -> list[Any]:
         return list(self.instance.disruptions)
 
-    def _reset_p4_fields(self) -> None:
+    def _restart(self) -> None:
         self._injected: list[Any] = []
         self._injected_after_snapshot: list[Any] = []
         self._snapshot: RideSim | None = None
@@ -114,9 +161,8 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         self._fired: list[dict[str, Any]] = []
         self._paused = False
         self._pending_plan: dict[str, list[str]] = {}
-
-    def _on_reset(self) -> None:
-        self._reset_p4_fields()
+        self._forget_reference()  # the injected disruptions are gone
+        super()._restart()
 
     # ================================================================== disruptions
     def parse_disruption(self, disruption: Any) -> Any:
@@ -145,7 +191,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         self._injected.append(d)
         if self._snapshot is not None:
             self._injected_after_snapshot.append(d)
-        self._final = None
+        self._forget_reference()  # the reference faces the episode's disruptions
         before = len(self.sim.applied)
         self.sim.inject(d)
         self._settle()
@@ -173,6 +219,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         return {"routes": routes, "locations": list(inst.locations), "window": (inst.start_time, inst.horizon)}
 
     def _on_disruption(self, sim: RideSim, fired: list[Any]) -> None:
+        self._forget_reference()
         for d in fired:
             self._fired.append(disruption_to_json(d))
             self._events.append(f"disruption at {hhmm(d.start)}: {d.describe()}")
@@ -234,7 +281,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         """The disruptions this episode faces: the instance's plus the injected ones."""
         return list(self.instance.disruptions) + list(self._injected)
 
-    def reference(self) -> dict[str, Any]:
+    def _solve_reference(self) -> Reference:
         """The adaptive oracle's reference facing this episode's disruptions."""
         return p4_reference(self.instance, self.faced_schedule())
 
@@ -243,15 +290,15 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         out["disruptions"] = [json.loads(d.model_dump_json()) for d in self.sim.applied]
         return out
 
-    def _metrics(self, reference_cost: float) -> dict[str, Any]:
-        metrics = super()._metrics(reference_cost)
-        feasible = not self.sim.violations
+    def _metrics(self) -> dict[str, Any]:
+        metrics = super()._metrics()
+        feasible = self._plan_feasible()
         cost = metrics["cost"]
         ref_value: float | None = None
         if self._snapshot is None:
             adaptation = 1.0 if feasible else 0.0
         elif self.adaptation_mode == "oracle":
-            ref_value = float(reference_cost)
+            ref_value = metrics["reference_cost"]
             adaptation = optimality_ratio(ref_value, cost, feasible)
         else:
             schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crab_gym.envs.realm.common.clock_hours import MAX_HOUR, hour_window, hours_to_minutes
 from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.common.distances import split_pair, whole_minutes
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
@@ -65,10 +66,6 @@ def _number(value: Any, source: str, field: str, *, low: float = 0.0, high: floa
         bounds = ", ".join(str(int(x)) if x == int(x) else f"{x:g}" for x in (low, high))
         raise InstanceFormatError(source, f"expected a number in [{bounds}], got {got}", field=field)
     return float(value)
-
-
-def _hours(value: Any, source: str, field: str) -> int:
-    return int(round(_number(value, source, field, high=48.0) * 60))
 
 
 def _text(value: Any, source: str, field: str) -> str:
@@ -158,10 +155,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
             stops[key] = loc
         window = item.get("time_window")
         field = f"{base}.time_window"
-        if not isinstance(window, (list, tuple)) or len(window) != 2:
-            raise InstanceFormatError(source, f"expected [start_hour, end_hour], got {window!r}", field=field)
-        lo = _hours(window[0], source, field + "[0]")
-        hi = _hours(window[1], source, field + "[1]")
+        lo, hi = hour_window(window, source, field)
         if hi < lo:
             # Upstream added the minute overflow to the shared hour without carrying it:
             # the start belongs to the previous hour.
@@ -180,7 +174,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
             lo = fixed
         if "deadline" not in item:
             raise InstanceFormatError(source, "missing required key", field=f"{base}.deadline")
-        deadline = _number(item["deadline"], source, f"{base}.deadline", high=MAX_QUANTITY - 48 * 60)
+        deadline = _number(item["deadline"], source, f"{base}.deadline", high=MAX_QUANTITY - MAX_HOUR * 60)
         out.append(
             RideRequest(
                 passenger_id=pid,
@@ -236,7 +230,7 @@ def upstream_p3_fields(data: Any, source: str) -> dict[str, Any]:
     requests = _parse_requests(data, source, names)
     vehicles = _parse_vehicles(data, source, names)
     start = data.get("start_time")
-    start_time = _hours(start, source, "start_time") if start is not None else default_start_time(requests)
+    start_time = hours_to_minutes(start, source, "start_time") if start is not None else default_start_time(requests)
     return {
         "name": str(data.get("instance_id") or Path(str(source)).stem),
         "description": str(data.get("description", "")),
@@ -282,7 +276,7 @@ def _parse_upstream_disruption(item: Any, k: int, source: str, locations: list[s
         raise InstanceFormatError(source, "missing required key", field=f"{base}.start_time")
     if "duration" not in item:
         raise InstanceFormatError(source, "missing required key", field=f"{base}.duration")
-    start = _hours(item["start_time"], source, f"{base}.start_time")
+    start = hours_to_minutes(item["start_time"], source, f"{base}.start_time")
     duration = int(round(_number(item["duration"], source, f"{base}.duration")))
     fields: dict[str, Any] = {"type": kind, "start": start, "duration": duration, "impact": str(item.get("impact", ""))}
     where = item.get("location") if kind == "accident" else item.get("route")

@@ -6,6 +6,12 @@ return that plan as the certificate. The same ``(size, seed)`` always gives the 
 (the shipped ones are ``generate_p3(size, seed=k)`` for k = 1, 2, ..., see
 :mod:`crab_gym.envs.realm.ridesharing.build`).
 
+Counts: each size class draws its number of places, vehicles and requests from a range
+(:data:`SIZE_TARGETS`); ``n_locations``, ``n_vehicles`` and ``n_requests`` fix any of them
+instead (what an env's ``generator`` option does, so that every drawn instance has the
+same shape). A count left as None is drawn exactly as before, so the shipped instances
+regenerate unchanged.
+
 * a city: places on a 20 km x 14 km map, complete symmetric roads (2 minutes per km + 2);
 * P4 only: its disruptions, drawn first (start on 15-minute marks, 30 to 120 minutes long);
 * vehicles and requests: each vehicle drives a hidden route, one passenger at a time, through
@@ -40,6 +46,12 @@ SIZE_TARGETS: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 #: Number of disruptions per size class (P4).
 N_DISRUPTIONS = {"small": (1, 2), "medium": (2, 3), "large": (3, 5)}
 
+#: The counts a caller may fix instead of drawing them.
+COUNT_KEYS = ("n_locations", "n_vehicles", "n_requests")
+
+#: Largest number of places a generated city can have (one name each).
+MAX_LOCATIONS = 25
+
 #: Minute the vehicles become available in every generated instance (07:00).
 START_TIME = 7 * 60
 
@@ -55,10 +67,31 @@ def _floor5(x: float) -> int:
     return int(math.floor(x / 5.0) * 5)
 
 
-def draw_city(rng: np.random.Generator, size: str) -> tuple[list[str], list[tuple[float, float]], list[list[int]]]:
-    """Places on a 20 km x 14 km map; minutes = 2 per km (30 km/h) + 2, complete and symmetric."""
-    lo, hi = SIZE_TARGETS[size][0]
-    n = int(rng.integers(lo, hi + 1))
+def _count(rng: np.random.Generator, bounds: tuple[int, int], fixed: int | None) -> int:
+    """``fixed`` if given (no draw), else a draw in ``bounds`` (inclusive)."""
+    return int(rng.integers(bounds[0], bounds[1] + 1)) if fixed is None else int(fixed)
+
+
+def check_counts(n_locations: int | None = None, n_vehicles: int | None = None, n_requests: int | None = None) -> None:
+    """Raise ValueError if a fixed count cannot be generated (None: drawn by size)."""
+    bounds = {"n_locations": (2, MAX_LOCATIONS), "n_vehicles": (1, None), "n_requests": (1, None)}
+    values = {"n_locations": n_locations, "n_vehicles": n_vehicles, "n_requests": n_requests}
+    for key, value in values.items():
+        if value is None:
+            continue
+        lo, hi = bounds[key]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo or (hi is not None and value > hi):
+            top = f" and <= {hi}" if hi is not None else ""
+            raise ValueError(f"{key} must be a whole number >= {lo}{top}, got {value!r}")
+
+
+def draw_city(
+    rng: np.random.Generator, size: str, n_locations: int | None = None
+) -> tuple[list[str], list[tuple[float, float]], list[list[int]]]:
+    """Places on a 20 km x 14 km map; minutes = 2 per km (30 km/h) + 2, complete and symmetric.
+
+    ``n_locations`` fixes the number of places (else drawn from the size class's range)."""
+    n = _count(rng, SIZE_TARGETS[size][0], n_locations)
     names = [str(x) for x in rng.permutation(_PLACES)[:n]]
     xy = np.column_stack([rng.uniform(0, 20, n), rng.uniform(0, 14, n)])
     dist = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
@@ -75,6 +108,8 @@ def plant_requests(
     roads: list[list[int]],
     disruptions: tuple = (),
     start_time: int = START_TIME,
+    n_vehicles: int | None = None,
+    n_requests: int | None = None,
 ) -> tuple[list[Vehicle], list[RideRequest], dict[str, list[str]]]:
     """Vehicles and requests around a hidden plan that serves every request on time.
 
@@ -82,12 +117,13 @@ def plant_requests(
     served a stop (travel times from the network at departure, so ``disruptions`` are
     honoured); each window is drawn around the hidden pickup minute and each latest dropoff
     after the hidden dropoff minute. So every generated instance can be fully served; the
-    hidden plan (REALM solution shape) is returned as the certificate.
+    hidden plan (REALM solution shape) is returned as the certificate. ``n_vehicles`` and
+    ``n_requests`` fix those counts (else drawn from the size class's ranges).
     """
     network = RoadNetwork(names, roads)
-    (_, _), (vlo, vhi), (rlo, rhi) = SIZE_TARGETS[size]
-    n_vehicles = int(rng.integers(vlo, vhi + 1))
-    n_requests = int(rng.integers(rlo, rhi + 1))
+    _, vehicle_range, request_range = SIZE_TARGETS[size]
+    n_vehicles = _count(rng, vehicle_range, n_vehicles)
+    n_requests = _count(rng, request_range, n_requests)
     n = len(names)
     vehicles = [
         Vehicle(
@@ -174,50 +210,62 @@ def draw_disruptions(
     return sorted(out, key=lambda d: (d.start, d.type, d.where))
 
 
-def generate_p3(size: Size = "small", seed: int = 0, name: str | None = None) -> P3Instance:
+def generate_p3(size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None) -> P3Instance:
     """Draw a ride-sharing instance of a size class; the same seed gives the same instance.
 
     Every generated instance can serve all its requests (see :func:`plant_requests`).
+    ``counts``: ``n_locations``, ``n_vehicles``, ``n_requests`` fix those numbers (each left
+    out, or None, is drawn from the size class's range).
     """
-    return generate_p3_with_plan(size, seed, name)[0]
+    return generate_p3_with_plan(size, seed, name, **counts)[0]
 
 
 def generate_p3_with_plan(
-    size: Size = "small", seed: int = 0, name: str | None = None
+    size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None
 ) -> tuple[P3Instance, dict[str, list[str]]]:
     """:func:`generate_p3` and the hidden plan that serves every request (a feasibility proof)."""
-    return _generate(3, size, seed, name)
+    return _generate(3, size, seed, name, **counts)
 
 
-def generate_p4(size: Size = "small", seed: int = 0, name: str | None = None) -> P4Instance:
+def generate_p4(size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None) -> P4Instance:
     """Draw a ride-sharing instance with disruptions; the same seed gives the same instance.
 
     The disruptions are drawn first and the hidden plan behind the requests is driven
     *through* them, so every generated instance can serve all its requests even with the
-    disruptions (though not necessarily with a plan made before they were known).
+    disruptions (though not necessarily with a plan made before they were known). ``counts``
+    as for :func:`generate_p3`.
     """
-    return generate_p4_with_plan(size, seed, name)[0]
+    return generate_p4_with_plan(size, seed, name, **counts)[0]
 
 
 def generate_p4_with_plan(
-    size: Size = "small", seed: int = 0, name: str | None = None
+    size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None
 ) -> tuple[P4Instance, dict[str, list[str]]]:
     """:func:`generate_p4` and the hidden plan that serves every request through the
     disruptions (a feasibility proof)."""
-    return _generate(4, size, seed, name)
+    return _generate(4, size, seed, name, **counts)
 
 
-def _generate(problem: int, size: str, seed: int, name: str | None) -> tuple[P3Instance, dict[str, list[str]]]:
+def _generate(
+    problem: int, size: str, seed: int, name: str | None, **counts: int | None
+) -> tuple[P3Instance, dict[str, list[str]]]:
     """One instance of P3 (``problem=3``) or P4 (``4``) and its hidden plan."""
     if size not in SIZE_TARGETS:
         raise ValueError(f"size must be one of {sorted(SIZE_TARGETS)}, got {size!r}")
+    unknown = sorted(set(counts) - set(COUNT_KEYS))
+    if unknown:
+        raise TypeError(f"unknown count(s) {', '.join(map(repr, unknown))}; the counts are {', '.join(COUNT_KEYS)}")
+    check_counts(**counts)
+    n_locations, n_vehicles, n_requests = (counts.get(k) for k in COUNT_KEYS)
     rng = np.random.default_rng([problem, seed, list(SIZE_TARGETS).index(size)])
-    names, coords, roads = draw_city(rng, size)
+    names, coords, roads = draw_city(rng, size, n_locations)
     disruptions: list[Disruption] = []
     if problem == 4:
         span = {"small": 150, "medium": 240, "large": 300}[size]
         disruptions = draw_disruptions(rng, size, names, START_TIME + 30, START_TIME + span)
-    vehicles, requests, hidden = plant_requests(rng, size, names, roads, tuple(disruptions), START_TIME)
+    vehicles, requests, hidden = plant_requests(
+        rng, size, names, roads, tuple(disruptions), START_TIME, n_vehicles=n_vehicles, n_requests=n_requests
+    )
     fields = {
         "name": name or f"p{problem}_{size}_seed{seed}",
         "size": size,

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.common.errors import FieldProblem
 from crab_gym.envs.realm.common.limits import MAX_QUANTITY, Coordinate, NonNegInt, PosInt
+from crab_gym.envs.realm.common.uniqueness import check_unique
 from crab_gym.envs.realm.ridesharing.disruptions import (
     Accident,
     Construction,
@@ -152,9 +153,7 @@ class P3Instance(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> P3Instance:
         n = len(self.locations)
-        for i, name in enumerate(self.locations):
-            if name in self.locations[:i]:
-                raise FieldProblem(f"locations[{i}]", f"location {name!r} repeats; names must be unique")
+        check_unique(self.locations, "locations[{}]", "location")
         if len(self.roads) != n:
             raise FieldProblem("roads", f"expected a {n}x{n} matrix (one row per location), got {len(self.roads)} rows")
         for i, row in enumerate(self.roads):
@@ -162,35 +161,28 @@ class P3Instance(BaseModel):
                 raise FieldProblem(f"roads[{i}]", f"expected {n} entries (one per location), got {len(row)}")
         if self.coords is not None and len(self.coords) != n:
             raise FieldProblem("coords", f"expected one position per location ({n}), got {len(self.coords)}")
+        check_unique((r.passenger_id for r in self.requests), "requests[{}].passenger_id", "passenger id", "ids must be unique")
+        check_unique((v.vehicle_id for v in self.vehicles), "vehicles[{}].vehicle_id", "vehicle id", "ids must be unique")
         names = set(self.locations)
-        seen: set[str] = set()
-        for k, r in enumerate(self.requests):
-            if r.passenger_id in seen:
-                raise FieldProblem(f"requests[{k}].passenger_id", f"passenger id {r.passenger_id!r} repeats")
-            seen.add(r.passenger_id)
-            for key in ("pickup", "dropoff"):
-                if getattr(r, key) not in names:
-                    raise FieldProblem(f"requests[{k}].{key}", f"{getattr(r, key)!r} is not one of the locations")
-        seen = set()
-        for k, v in enumerate(self.vehicles):
-            if v.vehicle_id in seen:
-                raise FieldProblem(f"vehicles[{k}].vehicle_id", f"vehicle id {v.vehicle_id!r} repeats")
-            seen.add(v.vehicle_id)
-            if v.location not in names:
-                raise FieldProblem(f"vehicles[{k}].location", f"{v.location!r} is not one of the locations")
+        places = [(f"requests[{k}].{key}", getattr(r, key)) for k, r in enumerate(self.requests) for key in ("pickup", "dropoff")]
+        places += [(f"vehicles[{k}].location", v.location) for k, v in enumerate(self.vehicles)]
+        for field, place in places:
+            if place not in names:
+                raise FieldProblem(field, f"{place!r} is not one of the locations")
         if not self.network.connected():
             raise FieldProblem("roads", "some places cannot be reached from others over the roads")
         return self
 
     # -- conveniences -------------------------------------------------------------------
     @cached_property
-    def index(self) -> dict[str, int]:
-        """Location name -> matrix row."""
-        return {name: i for i, name in enumerate(self.locations)}
-
-    @cached_property
     def network(self) -> RoadNetwork:
+        """The roads as a network (shortest paths, disruption effects)."""
         return RoadNetwork(self.locations, self.roads)
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Location name -> matrix row (the network's)."""
+        return self.network.index
 
     @cached_property
     def travel(self) -> np.ndarray:

@@ -26,6 +26,7 @@ brute force on small instances. The routing solver is single-threaded (``workers
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
+from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.sim import simulate_plan
 
@@ -42,15 +44,16 @@ TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
 #: Solver description recorded with every value.
 SOLVER = "ortools RoutingModel (PARALLEL_CHEAPEST_INSERTION + GUIDED_LOCAL_SEARCH)"
 
+#: Budget in seconds for an instance without a size class, by its number of requests.
+TIME_LIMITS_BY_REQUESTS: tuple[tuple[float, float], ...] = ((5, 1.0), (12, 5.0), (math.inf, 20.0))
+
 #: Cost per minute late for on-board passengers in a re-solve (soft deadlines).
 LATE_COST = 10_000
 
 
 def default_time_limit(instance: P3Instance) -> float:
-    if instance.size in TIME_LIMITS:
-        return TIME_LIMITS[instance.size]
-    r = instance.n_requests
-    return 1.0 if r <= 5 else 5.0 if r <= 12 else 20.0
+    """The search budget (s): by size class, else by the number of requests."""
+    return solver_budget.time_limit(instance.size, instance.n_requests, TIME_LIMITS, TIME_LIMITS_BY_REQUESTS)
 
 
 @dataclass
@@ -271,6 +274,13 @@ class P3OracleResult:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("solve_seconds")
+        return out
+
+    def record(self) -> dict[str, Any]:
+        """The reference record of this result (``references.json``'s shape: ``value`` is the
+        cost, ``plan`` REALM's assignments; no wall-clock values)."""
+        out = self.to_dict()
+        out["value"] = out.pop("cost")
         return out
 
 

@@ -1,124 +1,145 @@
-"""Reference values for P3/P4: precomputed for shipped instances, solved on demand otherwise.
+"""P3/P4 references as :class:`~crab_gym.envs.realm.common.references.Reference` records.
 
 ``reset()`` never waits on a solver: a shipped instance's reference is read from its
-``references.json``; any other instance is solved the first time its reference is needed
-(at the end of an episode) and cached in memory and on disk, keyed by the instance data
-(``realm_p3p4`` under the cache root of :mod:`crab_gym.envs.realm.common.cache`).
+``instances/p3|p4/references.json``; any other instance is solved the first time its
+reference is needed (at the end of an episode) and cached on disk by the common store
+(:func:`~crab_gym.envs.realm.common.references.stored_reference`: ``realm/p3/`` and
+``realm/p4/`` under the cache root of :mod:`crab_gym.envs.realm.common.cache`), keyed by the
+instance data's fingerprint (P4: and the disruptions the episode faced).
+
+The stored records keep REALM's assignments mapping under ``plan``; a :class:`Reference`'s
+``plan`` is the ``submit_plan`` arguments, ``{"assignments": {...}}``, so that
+``OraclePolicy`` submits it as it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import os
 from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from crab_gym.envs.realm.common.cache import cache_dir as shared_cache_dir
+from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import solve_p3
-from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptive_from_state, best_reference
+from crab_gym.envs.realm.ridesharing.oracle import SOLVER, solve_p3
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import (
+    RESOLVE_SOLUTION_LIMIT,
+    RESOLVE_TIME_GUARD,
+    adaptive_from_state,
+    best_reference,
+)
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
 ON_DEMAND_SOLUTION_LIMIT = 300
 ON_DEMAND_TIME_GUARD = 30.0
 
-_MEMORY: dict[str, dict[str, Any]] = {}
+#: The keys of a P3 record that a P4 record keeps as its ``initial`` plan (on demand).
+INITIAL_KEYS = ("value", "plan", "status", "time_limit_s", "workers")
+
+_ADAPTATIONS: dict[str, dict[str, Any]] = {}
 
 
-def cache_dir() -> Path:
-    """Where solved P3/P4 references are kept (see :mod:`crab_gym.envs.realm.common.cache`)."""
-    return shared_cache_dir("realm_p3p4")
-
-
-@lru_cache(maxsize=4)
 def shipped_references(problem: str) -> dict[str, dict[str, Any]]:
-    """``references.json`` of ``"p3"`` or ``"p4"`` ({} when absent)."""
-    path = INSTANCE_DIRS[problem] / "references.json"
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text())
+    """The records of ``references.json`` of ``"p3"`` or ``"p4"`` by instance name ({} when
+    absent), as stored (``plan``: REALM's assignments)."""
+    return shipped_records(INSTANCE_DIRS[problem])
 
 
-def _cached(key: str, compute) -> dict[str, Any]:
-    if key in _MEMORY:
-        return _MEMORY[key]
-    path = cache_dir() / f"{key}.json"
-    if path.is_file():
-        try:
-            value = json.loads(path.read_text())
-            _MEMORY[key] = value
-            return value
-        except (OSError, json.JSONDecodeError):
-            pass
-    value = compute()
-    _MEMORY[key] = value
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(value))
-        tmp.replace(path)
-    except OSError:  # a read-only home is no reason to fail an episode
-        pass
-    return value
+def _submittable(ref: Reference) -> Reference:
+    """``ref`` with its plan as ``submit_plan`` arguments."""
+    return ref if ref.plan is None else dataclasses.replace(ref, plan={"assignments": ref.plan})
 
 
-def _shipped(problem: str, instance: P3Instance) -> dict[str, Any] | None:
-    ref = shipped_references(problem).get(instance.name)
-    if ref is not None and ref.get("fingerprint") == instance.fingerprint():
-        return ref
-    return None
+def _plain(instance: P3Instance) -> P3Instance:
+    """The P3 problem of an instance (a P4 instance without its disruptions)."""
+    if type(instance) is P3Instance:
+        return instance
+    return P3Instance.model_validate(instance.model_dump(include=set(P3Instance.model_fields)))
 
 
-def p3_reference(instance: P3Instance) -> dict[str, Any]:
-    """``{"value", "plan", "status", ...}`` of the P3 oracle for ``instance`` (disruptions ignored)."""
-    ref = _shipped("p3", instance)
-    if ref is not None:
-        return ref
-    plain = P3Instance.model_validate(instance.model_dump(include=set(P3Instance.model_fields)))
+def _solve_p3(instance: P3Instance) -> dict[str, Any]:
+    return solve_p3(instance, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT).record()
 
-    def compute() -> dict[str, Any]:
-        res = solve_p3(plain, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT)
-        out = res.to_dict()
-        out["value"] = out.pop("cost")
-        out["fingerprint"] = plain.fingerprint()
-        return out
 
-    return _cached(f"p3-{plain.fingerprint()}", compute)
+def p3_reference(instance: P3Instance) -> Reference:
+    """The P3 oracle's reference for ``instance`` (disruptions ignored): shipped, cached or
+    solved now with the deterministic on-demand settings."""
+    return _submittable(stored_reference("p3", _plain(instance), INSTANCE_DIRS["p3"], _solve_p3))
 
 
 def schedule_key(schedule: Sequence[Any]) -> str:
+    """A short hash of a disruption schedule."""
     text = json.dumps([json.loads(d.model_dump_json()) for d in schedule], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) -> dict[str, Any]:
-    """The P4 reference ``{"value", "plan", ...}`` facing ``schedule`` (default: the instance's
-    own disruptions): the better of the adaptive oracle (the P3 plan, re-solved at each
-    disruption) and the greedy policy."""
+@dataclasses.dataclass(frozen=True)
+class FacedSchedule:
+    """A P4 instance and the disruptions an episode on it faces: what a P4 reference belongs to.
+
+    Its fingerprint is the instance's when the schedule is the instance's own (so a shipped
+    record applies), else the instance's and the schedule's together.
+    """
+
+    instance: P3Instance
+    schedule: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return self.instance.name
+
+    @property
+    def own(self) -> bool:
+        return list(self.schedule) == list(getattr(self.instance, "disruptions", []))
+
+    def fingerprint(self) -> str:
+        fp = self.instance.fingerprint()
+        return fp if self.own else f"{fp}-{schedule_key(self.schedule)}"
+
+
+def p4_record(
+    instance: P3Instance, initial: dict[str, Any], schedule: Sequence[Any] | None = None
+) -> dict[str, Any]:
+    """The P4 reference record facing ``schedule`` (default: the instance's own): the better of
+    the adaptive oracle, starting from the ``initial`` P3 record's plan, and the greedy policy."""
+    res, policy = best_reference(instance, initial["plan"], schedule)
+    return {
+        "value": res.cost,
+        "policy": policy,
+        "travel": res.travel,
+        "served": res.served,
+        "feasible": res.feasible,
+        "plan": res.plan,
+        "status": "ADAPTIVE(" + initial["status"] + ")",
+        "time_limit_s": initial["time_limit_s"],
+        "workers": 1,
+        "solver": SOLVER + " + deterministic re-solve at each disruption",
+        "resolve_solution_limit": RESOLVE_SOLUTION_LIMIT,
+        "resolve_time_guard_s": RESOLVE_TIME_GUARD,
+        "resolves": res.resolves,
+        "initial": initial,
+    }
+
+
+def _solve_p4(faced: FacedSchedule) -> dict[str, Any]:
+    inst = faced.instance
+    shipped = shipped_references("p4").get(inst.name)
+    if shipped is not None and shipped.get("fingerprint") == inst.fingerprint():
+        initial = shipped["initial"]
+    else:
+        p3 = p3_reference(inst).to_dict()
+        initial = {**p3, "plan": p3["plan"]["assignments"]}
+    return p4_record(inst, {k: initial[k] for k in INITIAL_KEYS if k in initial}, faced.schedule)
+
+
+def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) -> Reference:
+    """The P4 reference facing ``schedule`` (default: the instance's own disruptions): the
+    better of the adaptive oracle (the P3 plan, re-solved at each disruption) and the greedy
+    policy. Shipped for a shipped instance facing its own schedule, else cached or solved now."""
     own = list(getattr(instance, "disruptions", []))
-    schedule = own if schedule is None else list(schedule)
-    shipped = _shipped("p4", instance)
-    if shipped is not None and schedule == own:
-        return shipped
-    initial = shipped["initial"] if shipped is not None else p3_reference(instance)
-
-    def compute() -> dict[str, Any]:
-        res, policy = best_reference(instance, initial["plan"], schedule)
-        return {
-            "value": res.cost,
-            "policy": policy,
-            "travel": res.travel,
-            "served": res.served,
-            "feasible": res.feasible,
-            "plan": res.plan,
-            "resolves": res.resolves,
-            "initial": {k: initial[k] for k in ("value", "plan", "status", "time_limit_s", "workers") if k in initial},
-        }
-
-    return _cached(f"p4-{instance.fingerprint()}-{schedule_key(schedule)}", compute)
+    faced = FacedSchedule(instance, tuple(own if schedule is None else schedule))
+    return _submittable(stored_reference("p4", faced, INSTANCE_DIRS["p4"], _solve_p4))
 
 
 def adaptation_reference(
@@ -129,6 +150,7 @@ def adaptation_reference(
     ``snapshot`` is a :class:`~crab_gym.envs.realm.ridesharing.sim.RideSim` copy; ``schedule``
     the disruptions still to come after it (as scheduled or injected); ``keep`` the rest of
     the plan the episode was following then (a submitted plan), which the oracle may keep.
+    Kept in memory (it depends on the episode's own state, so it is rarely met again).
     """
     sim = snapshot.copy()
     sim.pending = sorted(schedule, key=lambda d: d.start)
@@ -143,11 +165,11 @@ def adaptation_reference(
         sort_keys=True,
     )
     key = "adapt-" + sim.inst.fingerprint() + "-" + hashlib.sha256(state.encode()).hexdigest()[:16]
-    if key in _MEMORY:
-        return _MEMORY[key]
+    if key in _ADAPTATIONS:
+        return _ADAPTATIONS[key]
     res = adaptive_from_state(sim, keep)
     out = {"value": res.cost, "plan": res.plan, "feasible": res.feasible, "resolves": res.resolves}
-    if len(_MEMORY) > 10_000:
-        _MEMORY.clear()
-    _MEMORY[key] = out
+    if len(_ADAPTATIONS) > 10_000:
+        _ADAPTATIONS.clear()
+    _ADAPTATIONS[key] = out
     return out
