@@ -27,7 +27,6 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_gra
 from crab_gym.envs.realm.common.env import clock as _clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference
 
 DEFAULT_INSTANCE = "p1_small_00"
 
@@ -179,6 +178,9 @@ class CampusTourEnv(RealmEnv):
       the record as the dict `reference_record`).
     """
 
+    instance_source = SOURCE
+    reference_lookup = staticmethod(reference_p1)
+
     @checked_init
     @realm_keywords
     def __init__(
@@ -208,9 +210,6 @@ class CampusTourEnv(RealmEnv):
         self._use_instance(inst)
 
     # ================================================================== RealmEnv hooks
-    def _load_instance(self, spec: Any) -> P1Instance:
-        return SOURCE.load(spec)
-
     def _check_fits(self, inst: P1Instance) -> None:
         cur = self.instance
         if (inst.locations, inst.start, inst.end) != (cur.locations, cur.start, cur.end):
@@ -218,9 +217,6 @@ class CampusTourEnv(RealmEnv):
                 f"instance {inst.name} has other locations than this env's ({cur.name}); "
                 "make a new env for it"
             )
-
-    def _draw_instance(self) -> P1Instance:
-        return SOURCE.draw(self._generator, self.np_random)
 
     def _use_instance(self, inst: P1Instance) -> None:
         self.instance = inst
@@ -232,9 +228,6 @@ class CampusTourEnv(RealmEnv):
 
     def _restart(self) -> None:
         self.tour.reset()
-
-    def _solve_reference(self) -> Reference:
-        return reference_p1(self.instance)
 
     def _agent_cost(self) -> float:
         return self.tour.walked

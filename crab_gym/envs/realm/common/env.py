@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import networkx as nx
@@ -289,6 +289,12 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
 
     #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
+    #: Where the family's instances come from (an ``InstanceSource`` with ``load(spec)`` and
+    #: ``draw(options, rng)``): with it the base loads and draws instances.
+    instance_source: ClassVar[Any] = None
+    #: The family's reference lookup, ``instance -> Reference`` (shipped, cached or solved);
+    #: with it the base finds the reference. Set it with ``staticmethod(...)``.
+    reference_lookup: ClassVar[Callable[[Any], Reference] | None] = None
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None, **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
@@ -314,7 +320,20 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
 
     def _solve_reference(self) -> Reference:
         """The reference of the current instance: shipped, cached or solved now."""
-        raise NotImplementedError
+        if self.reference_lookup is None:
+            raise NotImplementedError(f"{type(self).__name__} sets no reference_lookup")
+        return self.reference_lookup(self.instance)
+
+    # ------------------------------------------------------------------ instances
+    def _load_instance(self, spec: Any) -> Any:
+        if self.instance_source is None:
+            raise NotImplementedError(f"{type(self).__name__} sets no instance_source")
+        return self.instance_source.load(spec)
+
+    def _draw_instance(self) -> Any:
+        if self.instance_source is None:
+            raise NotImplementedError(f"{type(self).__name__} sets no instance_source")
+        return self.instance_source.draw(self._generator, self.np_random)
 
     # ------------------------------------------------------------------ optimality
     def _agent_cost(self) -> float | None:

@@ -21,7 +21,6 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_gra
 from crab_gym.envs.realm.common.env import clock as _clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
@@ -200,6 +199,9 @@ class GroupToursEnv(RealmEnv):
       the record as the dict `reference_record`).
     """
 
+    instance_source = SOURCE
+    reference_lookup = staticmethod(reference_p2)
+
     @checked_init
     @realm_keywords
     def __init__(
@@ -227,16 +229,10 @@ class GroupToursEnv(RealmEnv):
         self._use_instance(inst)
 
     # ================================================================== RealmEnv hooks
-    def _load_instance(self, spec: Any) -> P2Instance:
-        return SOURCE.load(spec)
-
     def _check_fits(self, inst: P2Instance) -> None:
         cur = self.instance
         if (inst.group_ids, inst.guide_ids) != (cur.group_ids, cur.guide_ids):
             raise ValueError(f"instance {inst.name} has other group/guide ids than {cur.name}; make a new env")
-
-    def _draw_instance(self) -> P2Instance:
-        return SOURCE.draw(self._generator, self.np_random)
 
     def _use_instance(self, inst: P2Instance) -> None:
         self.instance = inst
@@ -259,9 +255,6 @@ class GroupToursEnv(RealmEnv):
     def _restart(self) -> None:
         self.schedule.reset()
         self._submitted = False
-
-    def _solve_reference(self) -> Reference:
-        return reference_p2(self.instance)
 
     def _agent_cost(self) -> float:
         return self.schedule.cost
