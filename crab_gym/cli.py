@@ -19,12 +19,12 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import MissingExtraError
-from crab_gym.baselines.registry import policy_specs
+from crab_gym.baselines.registry import REALM_IDS, policy_specs
 from crab_gym.core.benchmark import Benchmark
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import ENV_SPECS
 
-DEFAULT_ENVS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
 
 #: Exceptions that making an env or a policy raises for a bad argument or a missing extra:
@@ -250,10 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=cmd_run)
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
-    p_serve = add_serve_parser(sub)
-    for action in p_serve._actions:  # every option documented, whoever added it
-        if action.help is None and action.dest == "log_level":
-            action.help = "server log level (default: %(default)s)"
+    add_serve_parser(sub)
     return parser
 
 

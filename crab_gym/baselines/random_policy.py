@@ -18,8 +18,7 @@ class RandomPolicy:
 
     def __init__(self, env: gym.Env, seed: int | None = 0) -> None:
         self.env = env
-        self.rng = np.random.default_rng(seed)
-        self.env.action_space.seed(seed)
+        self.seed(seed)
 
     def seed(self, seed: int | None) -> None:
         """Restart the action draws from ``seed`` (a benchmark calls it with each episode's

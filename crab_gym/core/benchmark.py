@@ -137,7 +137,7 @@ class BenchmarkReport:
         to the end (``None`` when every episode raised); ``success`` is over all episodes."""
         groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
         for r in self.results:
-            key = (r.env_id, json.dumps(r.env_kwargs, sort_keys=True, default=str), r.policy)
+            key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy)
             groups.setdefault(key, []).append(r)
         rows = []
         for (env_id, kwargs, policy), all_rs in groups.items():
@@ -166,7 +166,7 @@ class BenchmarkReport:
         groups: dict[tuple[str, str, str, str], list[int]] = {}
         for r in self.results:
             if r.error is not None:
-                key = (r.env_id, json.dumps(r.env_kwargs, sort_keys=True, default=str), r.policy, r.error)
+                key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy, r.error)
                 groups.setdefault(key, []).append(r.seed)
         return [
             {"env": e, "kwargs": k, "policy": p, "error": err, "count": len(seeds), "seeds": seeds}
@@ -250,6 +250,11 @@ class BenchmarkReport:
         fig.savefig(target, dpi=120)
         plt.close(fig)
         return target
+
+
+def _kwargs_key(kwargs: Mapping[str, Any]) -> str:
+    """An env's kwargs as the report shows and groups them (canonical JSON)."""
+    return json.dumps(kwargs, sort_keys=True, default=str)
 
 
 def _is_number(value: Any) -> bool:

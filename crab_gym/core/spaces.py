@@ -258,7 +258,7 @@ def _codec_for(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
     raise UnsupportedParameterError(action, param, schema, "unsupported type")
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
     """``repr`` cut to ``limit`` characters (error messages must stay one readable line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -278,10 +278,10 @@ def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
     where = f"{path}: " if path else ""
     if isinstance(space, spaces.OneOf):
         if not (isinstance(x, tuple) and len(x) == 2):
-            return f"{where}expected an (action index, arguments) pair, got {_short(x)}"
+            return f"{where}expected an (action index, arguments) pair, got {short_repr(x)}"
         index = x[0]
         if isinstance(index, bool) or not isinstance(index, (int, np.int64)):
-            return f"{where}the action index must be an int, got {type(index).__name__} {_short(index)}"
+            return f"{where}the action index must be an int, got {type(index).__name__} {short_repr(index)}"
         if not 0 <= index < len(space.spaces):
             return f"{where}action index {index} is out of range 0..{len(space.spaces) - 1}"
         return explain_outside(space.spaces[int(index)], x[1], path)
@@ -293,7 +293,7 @@ def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
             return f"{where}missing key {missing[0]!r}"
         extra = [k for k in x if k not in space.spaces]
         if extra:
-            return f"{where}unexpected key {_short(extra[0])}; keys are {list(space.spaces)}"
+            return f"{where}unexpected key {short_repr(extra[0])}; keys are {list(space.spaces)}"
         for key, sub in space.spaces.items():
             reason = explain_outside(sub, x[key], f"{path}.{key}" if path else str(key))
             if reason:
@@ -305,19 +305,19 @@ def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
             isinstance(x, (np.generic, np.ndarray)) and np.issubdtype(x.dtype, np.integer) and x.shape == ()
         )
         if not integer:
-            return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {_short(x)}"
+            return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {short_repr(x)}"
         return f"{where}{int(x)} is out of range {lo}..{hi}"
     if isinstance(space, spaces.Box):
         if not isinstance(x, np.ndarray):
-            return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {_short(x)}"
+            return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {short_repr(x)}"
         if x.shape != space.shape:
             return f"{where}expected shape {space.shape}, got {x.shape}"
         if not np.can_cast(x.dtype, space.dtype):
             return f"{where}dtype {x.dtype} cannot be cast to {space.dtype}"
-        return f"{where}{_short(x.tolist())} is outside [{space.low.tolist()}, {space.high.tolist()}] (or not finite)"
+        return f"{where}{short_repr(x.tolist())} is outside [{space.low.tolist()}, {space.high.tolist()}] (or not finite)"
     if isinstance(space, spaces.Text):
         if not isinstance(x, str):
-            return f"{where}expected a string, got {type(x).__name__} {_short(x)}"
+            return f"{where}expected a string, got {type(x).__name__} {short_repr(x)}"
         return f"{where}string length {len(x)} is outside {space.min_length}..{space.max_length}"
     if isinstance(space, spaces.Sequence):
         if not isinstance(x, tuple):
@@ -397,20 +397,23 @@ class ActionCodec:
             raise ActionArgumentError(name, None, f"arguments {json_args} fall outside the action space")
         return element if self.single else (np.int64(self.index[name]), element)
 
+    def contains(self, element: Any) -> bool:
+        """Whether ``element`` belongs to :attr:`space` (False where ``contains`` itself raises)."""
+        try:
+            return bool(self.space.contains(element))
+        except Exception:  # noqa: BLE001 - contains() itself may choke on exotic objects
+            return False
+
     def why_outside(self, element: Any) -> str | None:
         """None if ``element`` belongs to :attr:`space`, else why not (one sentence).
 
         The space's own ``contains`` decides, so that "inside" means exactly what Gymnasium
         and its env checker mean; the walk only explains a refusal.
         """
-        try:
-            inside = bool(self.space.contains(element))
-        except Exception:  # noqa: BLE001 - contains() itself may choke on exotic objects
-            inside = False
-        if inside:
+        if self.contains(element):
             return None
         return explain_outside(self.space, element, "") or (
-            f"{_short(element)} is not an element of the action space {self.space}"
+            f"{short_repr(element)} is not an element of the action space {self.space}"
         )
 
     def decode(self, element: Any) -> dict[str, Any]:
@@ -431,10 +434,7 @@ class ActionCodec:
                 name = self.actions[0].name
             raise ActionArgumentError(name, None, f"outside the action space: {reason}")
         idx, inner = (0, element) if self.single else (int(element[0]), element[1])
-        codec = self._codecs[idx]
-        name = self.actions[idx].name
-        arguments = {pname: field_codec.from_space(inner[pname]) for pname, field_codec in codec.fields.items()}
-        return {"name": name, "arguments": arguments}
+        return {"name": self.actions[idx].name, "arguments": self._codecs[idx].from_space(inner)}
 
     # ------------------------------------------------------------------ finite choices
     def _build_flat_index(self) -> None:

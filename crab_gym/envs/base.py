@@ -176,8 +176,8 @@ class CrabEnv(gym.Env):
     def parse_action(self, action: Any) -> tuple[dict[str, Any], Action, dict[str, Any]]:
         """Space element or tool call -> (tool call, Action, validated values). Raises
         :class:`ActionArgumentError` with the reason when malformed or out of range."""
-        is_element = self.codec.single and self.codec.why_outside(action) is None
-        if isinstance(action, Mapping) and "name" in action and not is_element:
+        # A tool call unless it is (also) an element of a single action's Dict space.
+        if isinstance(action, Mapping) and "name" in action and not (self.codec.single and self.codec.contains(action)):
             name, arguments = split_tool_call(action)
             call = {"name": name, "arguments": arguments}
         else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import math
 import sys
 import types
@@ -37,6 +38,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from crab_gym.core.spaces import short_repr
 from crab_gym.envs.registration import register_envs
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
@@ -44,6 +46,8 @@ _SNAPSHOT_SKIP = frozenset(
     {"_np_random", "_np_random_seed", "np_random", "action_space", "observation_space", "spec",
      "metadata", "render_mode", "_cache", "_render_cache"}
 )
+#: ``repr`` cut for failure messages.
+_short = functools.partial(short_repr, limit=120)
 _OPAQUE_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                  type, np.random.Generator, np.random.RandomState)
 
@@ -420,11 +424,6 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
                 report.fail(f"episode return {ret} outside [0, 1]")
             obs, info = start()
             ret = 0.0
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_contract(

@@ -94,6 +94,18 @@ class RandomDisruptions(BaseModel):
             raise ValueError("rate must be finite")
         return self
 
+    def types_among(self, kinds: Mapping[str, Any]) -> tuple[str, ...]:
+        """The types to draw from (default: every one of ``kinds``, the env's
+        ``disruption_kinds``); raises :class:`InvalidDisruptionError` naming any type not in
+        ``kinds``."""
+        types = tuple(kinds) if self.types is None else self.types
+        unknown = [t for t in types if t not in kinds]
+        if unknown or not types:
+            raise InvalidDisruptionError(
+                f"unknown disruption type(s) {unknown}; known: {', '.join(kinds) or 'none (no kinds in targets)'}"
+            )
+        return types
+
     def draw(self, rng: np.random.Generator, targets: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One episode's disruptions as mappings, sorted by start.
 
@@ -103,12 +115,7 @@ class RandomDisruptions(BaseModel):
         lo, hi = self.window if self.window is not None else targets["window"]
         routes, locations = list(targets.get("routes", [])), list(targets.get("locations", []))
         kinds: Mapping[str, DisruptionKind] = targets.get("kinds", {})
-        types = tuple(kinds) if self.types is None else self.types
-        unknown = [t for t in types if t not in kinds]
-        if unknown or not types:
-            raise InvalidDisruptionError(
-                f"unknown disruption type(s) {unknown}; known: {', '.join(kinds) or 'none (no kinds in targets)'}"
-            )
+        types = self.types_among(kinds)
         out: list[dict[str, Any]] = []
         if self.rate <= 0:
             return out
@@ -184,11 +191,10 @@ class DisruptionWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if process is not None and not isinstance(process, RandomDisruptions):
             raise TypeError(f"random must be a RandomDisruptions or a mapping, got {type(random).__name__}")
         if process is not None and process.types is not None:
-            unknown = [t for t in process.types if t not in base.disruption_kinds]
-            if unknown:
-                raise InvalidDisruptionError(
-                    f"random: unknown disruption type(s) {unknown}; known: {', '.join(base.disruption_kinds)}"
-                )
+            try:
+                process.types_among(base.disruption_kinds)
+            except InvalidDisruptionError as exc:
+                raise InvalidDisruptionError(f"random: {exc}") from None
         gym.utils.RecordConstructorArgs.__init__(
             self,
             disruptions="schedule" if isinstance(disruptions, str) else [to_jsonable(d) for d in given],

@@ -83,19 +83,21 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     (0 when the file is missing, empty or whole) and warns (:class:`TornRecordWarning`)
     when it drops any.
     """
+    return _repair_torn_tail(path, stacklevel=3)
+
+
+def _repair_torn_tail(path: str | os.PathLike[str], *, stacklevel: int) -> int:
+    """:func:`repair_torn_tail`, warning ``stacklevel`` frames up (at its callers' caller)."""
     dropped = _cut_torn_tail(path)
     if dropped:
-        warnings.warn(_torn_message(path, dropped), TornRecordWarning, stacklevel=2)
+        warnings.warn(f"{path}: the last record was cut off mid-write (a crash?); dropped its {dropped} "
+                      "byte(s) so that new records start on a line of their own",
+                      TornRecordWarning, stacklevel=stacklevel)
     return dropped
 
 
-def _torn_message(path: str | os.PathLike[str], dropped: int) -> str:
-    return (f"{path}: the last record was cut off mid-write (a crash?); dropped its {dropped} "
-            "byte(s) so that new records start on a line of their own")
-
-
 def _cut_torn_tail(path: str | os.PathLike[str]) -> int:
-    """:func:`repair_torn_tail` without the warning (its callers warn at their own level)."""
+    """Cut a torn last record off the file (or add the missing newline); the bytes dropped."""
     try:
         f = open(path, "rb+")  # noqa: SIM115
     except FileNotFoundError:
@@ -216,9 +218,7 @@ class TrajectoryLogger(gym.Wrapper):
         self.env_id = env_id if env_id is not None else (spec.id if spec is not None else None)
         self.env_kwargs = dict(env_kwargs) if env_kwargs is not None else dict(spec.kwargs if spec else {})
         if append:
-            dropped = _cut_torn_tail(self.path)
-            if dropped:
-                warnings.warn(_torn_message(self.path, dropped), TornRecordWarning, stacklevel=2)
+            _repair_torn_tail(self.path, stacklevel=3)
         self._file = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
         self._episode = -1
         self._step = 0

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from crab_gym.envs.desktop.x11 import _alive
+from crab_gym.envs.desktop.x11 import _alive, _wait_gone
 
 TOKEN = "cleanup-test-token-0123456789"
 FOLDERS = "crab-desktop-*"
@@ -39,16 +39,6 @@ def _children(pid: int) -> dict[int, str]:
         if int(text[text.rindex(")") + 2:].split()[1]) == pid:
             out[int(stat.parent.name)] = text[text.index("(") + 1: text.rindex(")")]
     return out
-
-
-def _wait_gone(pids, timeout: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if _alive(p)]
-        if alive:
-            time.sleep(0.05)
-    return alive
 
 
 def _kill_leftovers(pids) -> None:
@@ -103,7 +93,7 @@ def test_serve_stops_its_desktop_and_removes_its_folders_on_sigterm(tmp_path, si
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 128 + sig, err.decode(errors="replace")  # exited, not killed
-        assert _wait_gone(children) == [], f"left running: {children}"
+        assert _wait_gone(children, timeout=10) == [], f"left running: {children}"
         assert list(tmp.glob(FOLDERS)) == []
     finally:
         if proc.poll() is None:

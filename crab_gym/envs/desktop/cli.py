@@ -53,7 +53,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY,
                         help="largest request body in bytes (default %(default)s)")
     parser.add_argument("--log-level", default="info",
-                        choices=["critical", "error", "warning", "info", "debug"])
+                        choices=["critical", "error", "warning", "info", "debug"],
+                        help="server log level (default: %(default)s)")
     parser.set_defaults(func=run_serve)
     return parser
 

@@ -335,7 +335,6 @@ class XDesktop:
                 return
             self._closed = True
             self.kill_apps()
-            _unbind(self.key)
             if self._xlib is not None:
                 with contextlib.suppress(Exception):
                     self._xlib.close()
@@ -723,15 +722,20 @@ def _kill_pids(pids: Sequence[int], timeout: float = 2.0) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
+    for pid in _wait_gone(pids, timeout):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _wait_gone(pids: Sequence[int], timeout: float) -> list[int]:
+    """Wait up to ``timeout`` seconds for these processes to end; the pids still alive."""
     deadline = time.monotonic() + timeout
     alive = list(pids)
     while alive and time.monotonic() < deadline:
         alive = [pid for pid in alive if _alive(pid)]
         if alive:
             time.sleep(0.05)
-    for pid in alive:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 def _alive(pid: int) -> bool:

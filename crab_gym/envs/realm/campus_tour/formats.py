@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR, P1Instance
+from crab_gym.envs.realm.common.clock_hours import hour_window
 from crab_gym.envs.realm.common.distances import split_pair, whole_minutes
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.instance_files import InstanceFiles
@@ -28,14 +28,6 @@ from crab_gym.envs.realm.common.loading import validation_error
 # ---------------------------------------------------------------------------------------
 # Upstream REALM-Bench P1 JSON -> P1Instance
 # ---------------------------------------------------------------------------------------
-def _hours_to_minutes(value: Any, source: str, field: str) -> int:
-    if not is_number(value) or too_large(value):
-        raise InstanceFormatError(source, f"expected clock hours as a number, got {value!r}", field=field)
-    if not 0 <= value <= 48:
-        raise InstanceFormatError(source, f"expected clock hours in [0, 48], got {value!r}", field=field)
-    return int(round(value * 60))
-
-
 def from_upstream_p1(data: dict, source: str) -> P1Instance:
     """Convert a user's own upstream REALM-Bench P1 mapping into a :class:`P1Instance`.
 
@@ -88,10 +80,7 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
     windows: dict[str, tuple[int, int]] = {}
     for loc, val in raw_windows.items():
         field = f"time_windows[{loc!r}]"
-        if not isinstance(val, (list, tuple)) or len(val) != 2:
-            raise InstanceFormatError(source, f"expected [open_hour, close_hour], got {val!r}", field=field)
-        lo = _hours_to_minutes(val[0], source, field + "[0]")
-        hi = _hours_to_minutes(val[1], source, field + "[1]")
+        lo, hi = hour_window(val, source, field, names=("open_hour", "close_hour"))
         if hi < lo:
             warnings.warn(
                 f"{source}: {field} is inverted ({val[0]}, {val[1]}); swapped",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crab_gym.envs.realm.common.errors import FieldProblem
 from crab_gym.envs.realm.common.limits import Coordinate, NonNegInt
+from crab_gym.envs.realm.common.uniqueness import check_unique
 
 #: Where the shipped instances and their ``references.json`` live.
 INSTANCE_DIR = Path(__file__).with_name("instances")
@@ -57,9 +58,7 @@ class P1Instance(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> P1Instance:
         n = len(self.locations)
-        for i, name in enumerate(self.locations):
-            if name in self.locations[:i]:
-                raise FieldProblem(f"locations[{i}]", f"location {name!r} repeats; names must be unique")
+        check_unique(self.locations, "locations[{}]", "location")
         for key in ("start", "end"):
             if getattr(self, key) not in self.locations:
                 raise FieldProblem(key, f"{getattr(self, key)!r} is not one of the locations")

@@ -24,16 +24,16 @@ from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
+from crab_gym.envs.realm.common import solver_budget
 
 #: Default search budget in seconds per size class (the budget for unknown sizes: by count).
 TIME_LIMITS: dict[str, float] = {"small": 0.5, "medium": 2.0, "large": 5.0}
+#: ``(most locations, seconds)`` for an instance without a size class.
+TIME_LIMITS_BY_LOCATIONS = ((10, 0.5), (20, 2.0), (math.inf, 5.0))
 
 
 def default_time_limit(instance: P1Instance) -> float:
-    if instance.size in TIME_LIMITS:
-        return TIME_LIMITS[instance.size]
-    n = instance.n
-    return 0.5 if n <= 10 else 2.0 if n <= 20 else 5.0
+    return solver_budget.time_limit(instance.size, instance.n, TIME_LIMITS, TIME_LIMITS_BY_LOCATIONS)
 
 
 @dataclass

@@ -1,15 +1,10 @@
 """Small pieces the REALM envs share, so that P1, P2, P3/P4 and P11 behave alike.
 
-* :class:`RenderModesMixin`: ``render()`` dispatches ``"ansi"`` / ``"rgb_array"``.
-* :class:`InstanceSwapMixin`: ``reset(options={"instance": ...})`` swaps in another instance
-  of the same shape, and a ``generator`` draws a fresh one on every reset.
-* :class:`RealmEnv`: the base of every REALM env (the reference, optimality, pending plans,
-  words for LLM prompts), built on the two mixins.
+* :class:`RealmEnv`: the base of every REALM env (instance swaps, the reference, optimality,
+  pending plans, words for LLM prompts, ``render()``).
 * :func:`goal_graph`, :func:`clock`, :func:`classical_mds`, :func:`draw_seed`: helpers.
 * :func:`checked_init`, :class:`InstanceKind`, :func:`check_option_keys`: constructor
   arguments checked the same way everywhere, with errors that say what *is* accepted.
-
-The mixins go before ``CrabEnv`` in the bases; they only use the hooks they document.
 """
 
 from __future__ import annotations
@@ -28,12 +23,12 @@ import networkx as nx
 import numpy as np
 
 from crab_gym.envs.base import CrabEnv
+from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 
-#: Clock bound of the P1/P2 observations (two days, in minutes).
-DAY = 48 * 60
-
+#: Clock bound of the P1/P2 observations (two days, in minutes: the latest upstream clock hour).
+DAY = MAX_HOUR * 60
 
 
 def clock(minute: float) -> str:
@@ -203,73 +198,13 @@ def _with_hint(exc: BaseException, hint: str) -> BaseException | None:
         return None
 
 
-class RenderModesMixin:
-    """``render()`` for the two render modes of every REALM env.
-
-    Subclasses implement ``_render_text() -> str`` (ansi) and ``_render_image() -> ndarray``
-    (rgb_array); any other mode renders nothing.
-    """
-
-    render_mode: str | None
-
-    def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return self._render_text()
-        if self.render_mode == "rgb_array":
-            return self._render_image()
-        return None
-
-    def _render_text(self) -> str:
-        raise NotImplementedError
-
-    def _render_image(self) -> np.ndarray:
-        raise NotImplementedError
-
-
-class InstanceSwapMixin:
-    """Switch instance at reset: ``options["instance"]`` first, else the env's generator.
-
-    Subclasses set ``self._generator`` (None: no generator) and implement
-    ``_load_instance(spec)``, ``_check_fits(inst)`` (raise ValueError if the instance does not
-    fit the env's spaces), ``_draw_instance()`` (uses ``self.np_random``) and
-    ``_use_instance(inst)``.
-    """
-
-    _generator: Any
-
-    def _next_instance(self, options: dict[str, Any] | None) -> bool:
-        """Use the instance the reset asks for, or a freshly drawn one; False if neither
-        applies (the caller then restarts its current instance)."""
-        new = (options or {}).get("instance")
-        if new is not None:
-            inst = self._load_instance(new)
-            self._check_fits(inst)
-        elif self._generator is not None:
-            inst = self._draw_instance()
-        else:
-            return False
-        self._use_instance(inst)
-        return True
-
-    def _load_instance(self, spec: Any) -> Any:
-        raise NotImplementedError
-
-    def _check_fits(self, inst: Any) -> None:
-        raise NotImplementedError
-
-    def _draw_instance(self) -> Any:
-        raise NotImplementedError
-
-    def _use_instance(self, inst: Any) -> None:
-        raise NotImplementedError
-
-
-class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
+class RealmEnv(CrabEnv):
     """The base of every REALM env: what they all do the same way, written once.
 
     * **Instances**: ``reset(options={"instance": ...})`` swaps in another instance of the same
-      shape, a ``generator`` draws a fresh one on every reset (:class:`InstanceSwapMixin`); the
-      family implements ``_load_instance``, ``_check_fits``, ``_draw_instance``,
+      shape, a ``generator`` (``self._generator``, None: none) draws a fresh one on every
+      reset; the base loads and draws through :attr:`instance_source`, the family implements
+      ``_check_fits`` (raise ValueError if the instance does not fit the env's spaces),
       ``_use_instance`` (which calls :meth:`_forget_reference`) and ``_restart`` (put the
       current instance back to its start).
     * **The reference**: :attr:`reference` is a :class:`~crab_gym.envs.realm.common.references.Reference`
@@ -295,6 +230,8 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     #: The family's reference lookup, ``instance -> Reference`` (shipped, cached or solved);
     #: with it the base finds the reference. Set it with ``staticmethod(...)``.
     reference_lookup: ClassVar[Callable[[Any], Reference] | None] = None
+    #: The checked ``generator`` options (None: no generator); the family's ``__init__`` sets it.
+    _generator: Any
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None, **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
@@ -325,6 +262,28 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
         return self.reference_lookup(self.instance)
 
     # ------------------------------------------------------------------ instances
+    def _next_instance(self, options: dict[str, Any] | None) -> bool:
+        """Use the instance the reset asks for, or a freshly drawn one; False if neither
+        applies (the current instance then restarts)."""
+        new = (options or {}).get("instance")
+        if new is not None:
+            inst = self._load_instance(new)
+            self._check_fits(inst)
+        elif self._generator is not None:
+            inst = self._draw_instance()
+        else:
+            return False
+        self._use_instance(inst)
+        return True
+
+    def _check_fits(self, inst: Any) -> None:
+        """Raise ValueError if ``inst`` does not fit the env's spaces."""
+        raise NotImplementedError
+
+    def _use_instance(self, inst: Any) -> None:
+        """Make ``inst`` the current instance (and call :meth:`_forget_reference`)."""
+        raise NotImplementedError
+
     def _load_instance(self, spec: Any) -> Any:
         if self.instance_source is None:
             raise NotImplementedError(f"{type(self).__name__} sets no instance_source")
@@ -377,3 +336,16 @@ class RealmEnv(RenderModesMixin, InstanceSwapMixin, CrabEnv):
     def describe(self) -> str:
         """The current state in words (the text render)."""
         return self._render_text()
+
+    def render(self) -> Any:
+        if self.render_mode == "ansi":
+            return self._render_text()
+        if self.render_mode == "rgb_array":
+            return self._render_image()
+        return None
+
+    def _render_text(self) -> str:
+        raise NotImplementedError
+
+    def _render_image(self) -> np.ndarray:
+        raise NotImplementedError

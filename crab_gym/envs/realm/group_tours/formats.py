@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from crab_gym.envs.realm.common.clock_hours import hour_window, hours_to_minutes
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.instance_files import InstanceFiles
 from crab_gym.envs.realm.common.limits import is_number, too_large
@@ -27,13 +28,6 @@ def _number(value: Any, source: str, field: str) -> float:
     if not is_number(value) or too_large(value):
         raise InstanceFormatError(source, f"expected a number within ±1e9, got {value!r}", field=field)
     return float(value)
-
-
-def _hours(value: Any, source: str, field: str) -> int:
-    h = _number(value, source, field)
-    if not 0 <= h <= 48:
-        raise InstanceFormatError(source, f"expected clock hours in [0, 48], got {value!r}", field=field)
-    return int(round(h * 60))
 
 
 def _count(value: Any, source: str, field: str) -> int:
@@ -74,12 +68,7 @@ def from_upstream_p2(data: dict, source: str) -> P2Instance:
             if key not in raw:
                 raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
         avail = raw["availability"]
-        if not isinstance(avail, (list, tuple)) or len(avail) != 2:
-            raise InstanceFormatError(
-                source, f"expected [start_hour, end_hour], got {avail!r}", field=f"{base}.availability"
-            )
-        a = _hours(avail[0], source, f"{base}.availability[0]")
-        b = _hours(avail[1], source, f"{base}.availability[1]")
+        a, b = hour_window(avail, source, f"{base}.availability")
         if b < a:
             warnings.warn(
                 f"{source}: {base}.availability {avail} is inverted; swapped", RealmRepairWarning, stacklevel=2
@@ -118,8 +107,8 @@ def from_upstream_p2(data: dict, source: str) -> P2Instance:
         for key in ("group_id", "size", "preferred_time", "arrival_time"):
             if key not in raw:
                 raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
-        arrival = _hours(raw["arrival_time"], source, f"{base}.arrival_time")
-        preferred = _hours(raw["preferred_time"], source, f"{base}.preferred_time")
+        arrival = hours_to_minutes(raw["arrival_time"], source, f"{base}.arrival_time")
+        preferred = hours_to_minutes(raw["preferred_time"], source, f"{base}.preferred_time")
         if preferred < arrival:
             warnings.warn(
                 f"{source}: {base}.preferred_time ({raw['preferred_time']}) is before its "

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crab_gym.envs.realm.common.errors import FieldProblem
 from crab_gym.envs.realm.common.limits import NonNegInt, PosInt
+from crab_gym.envs.realm.common.uniqueness import check_unique
 
 #: Where the shipped instances and their ``references.json`` live.
 INSTANCE_DIR = Path(__file__).with_name("instances")
@@ -72,11 +73,8 @@ class P2Instance(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> P2Instance:
-        for key, ids in (("groups", self.group_ids), ("guides", self.guide_ids)):
-            for i, x in enumerate(ids):
-                if x in ids[:i]:
-                    kind = key[:-1]
-                    raise FieldProblem(f"{key}[{i}].{kind}_id", f"{kind} id {x!r} repeats; ids must be unique")
+        check_unique(self.group_ids, "groups[{}].group_id", "group id", "ids must be unique")
+        check_unique(self.guide_ids, "guides[{}].guide_id", "guide id", "ids must be unique")
         return self
 
     @property

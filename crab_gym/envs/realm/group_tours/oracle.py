@@ -30,19 +30,19 @@ from dataclasses import asdict, dataclass, field
 
 from ortools.sat.python import cp_model
 
+from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
 TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
+#: ``(most groups, seconds)`` for an instance without a size class.
+TIME_LIMITS_BY_GROUPS = ((6, 2.0), (15, 5.0), (math.inf, 20.0))
 WORKERS = 1  # deterministic, and the single default worker is the one that uses the LP
 MAX_GRID_VARS = 150_000
 
 
 def default_time_limit(instance: P2Instance) -> float:
-    if instance.size in TIME_LIMITS:
-        return TIME_LIMITS[instance.size]
-    n = len(instance.groups)
-    return 2.0 if n <= 6 else 5.0 if n <= 15 else 20.0
+    return solver_budget.time_limit(instance.size, len(instance.groups), TIME_LIMITS, TIME_LIMITS_BY_GROUPS)
 
 
 @dataclass

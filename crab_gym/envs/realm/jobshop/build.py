@@ -26,7 +26,13 @@ from pathlib import Path
 from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
-from crab_gym.envs.realm.jobshop.references import PLANS_FILE, PLANS_FORMAT, ReferencePlan, sequence_from_starts
+from crab_gym.envs.realm.jobshop.references import (
+    PLANS_FILE,
+    PLANS_FORMAT,
+    ReferencePlan,
+    literature,
+    sequence_from_starts,
+)
 
 OUT = Path(__file__).with_name("instances") / PLANS_FILE
 SMALL_OPS = 300
@@ -105,7 +111,7 @@ def build(
         )
         plans[name] = plan.to_dict()
         _write(out, plans, order)
-        best = inst.optimum if inst.optimum is not None else inst.upper_bound
+        best = literature(inst)["best_known"]
         tqdm.write(
             f"{name}: {result.status} makespan {makespan} (bound {result.lower_bound}, "
             f"best known {best}) in {time.perf_counter() - t0:.1f} s"
@@ -131,7 +137,7 @@ def summary(path: Path = OUT) -> str:
         gaps = []
         for name, p in families[fam]:
             inst = load_jssp_instance(name)
-            best = inst.optimum if inst.optimum is not None else inst.upper_bound
+            best = literature(inst)["best_known"]
             n += 1
             opt += p["status"] == "OPTIMAL"
             if p["makespan"] <= best:

@@ -22,7 +22,6 @@ from pydantic import Field
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
-from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import render as rendering
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
@@ -212,6 +211,9 @@ class JobShopEnv(RealmEnv):
     #: The operation scheduled by the last step (render highlight) and the makespan bound
     #: before it (the makespan reward): per-step scratch, not state.
     transient_attributes = (*RealmEnv.transient_attributes, "_last_op", "_lb_before")
+    #: The stored plan of a shipped instance's data, else the instance's own bounds: a
+    #: lookup, never a solver (see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`).
+    reference_lookup = staticmethod(instance_reference)
 
     @checked_init
     def __init__(
@@ -270,7 +272,6 @@ class JobShopEnv(RealmEnv):
         self.instance = inst
         self.schedule = JobShopSchedule(inst)
         self._forget_reference()
-        self._info_reference: tuple[float | None, str, int | None] | None = None
         self._literature = literature(inst)  # also without a stored reference (``reference=`` given)
         proc = inst.durations_array().astype(np.float32)
         proc.flags.writeable = False
@@ -285,11 +286,6 @@ class JobShopEnv(RealmEnv):
         self._verdict = None
 
     # ================================================================== reference and optimality
-    def _solve_reference(self) -> Reference:
-        """The stored plan of a shipped instance's data, else the instance's own bounds: a
-        lookup, never a solver (see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`)."""
-        return instance_reference(self.instance)
-
     def _reference_kind(self) -> str:
         """What the reference makespan is (``"optimum"``, ``"best_known"``, ``"plan"``,
         ``"upper_bound"``, ``"lower_bound"``, or ``"given"`` for ``reference=``)."""
@@ -369,21 +365,14 @@ class JobShopEnv(RealmEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         s = self.schedule
-        reference, kind, best = self._info_reference or self._reference_info()
         return {
             "makespan": s.makespan,
             "lower_bound": s.lb_makespan,
-            "reference": reference,
-            "reference_kind": kind,
-            "best_known": best,
+            "reference": self.reference.value,
+            "reference_kind": self._reference_kind(),
+            "best_known": self._literature["best_known"],
             "scheduled": self._last_op,
         }
-
-    def _reference_info(self) -> tuple[float | None, str, int | None]:
-        """The info's ``reference``, ``reference_kind`` and ``best_known``, kept until the
-        instance changes (``info`` is built on every step)."""
-        self._info_reference = (self.reference.value, self._reference_kind(), self._literature["best_known"])
-        return self._info_reference
 
     def _progress_may_change(self, name: str, args: dict[str, Any]) -> bool:
         return name == "submit_plan" or self.schedule.job_finished(args["job"])

@@ -202,19 +202,19 @@ class JSSPInstance:
         """``(n_jobs, n_ops)``: the shape of the per-operation observation arrays."""
         return (self.n_jobs, self.n_ops)
 
-    def durations_array(self) -> np.ndarray:
-        if "d" not in self._cache:
-            arr = np.asarray(self.durations, dtype=np.int64)
+    def _frozen_array(self, key: str, rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
+        """``rows`` as a read-only int64 array, built once per instance."""
+        if key not in self._cache:
+            arr = np.asarray(rows, dtype=np.int64)
             arr.flags.writeable = False
-            self._cache["d"] = arr
-        return self._cache["d"]
+            self._cache[key] = arr
+        return self._cache[key]
+
+    def durations_array(self) -> np.ndarray:
+        return self._frozen_array("d", self.durations)
 
     def machines_array(self) -> np.ndarray:
-        if "m" not in self._cache:
-            arr = np.asarray(self.machines, dtype=np.int64)
-            arr.flags.writeable = False
-            self._cache["m"] = arr
-        return self._cache["m"]
+        return self._frozen_array("m", self.machines)
 
     # ------------------------------------------------------------------ bounds
     def trivial_lower_bound(self) -> int:
@@ -243,9 +243,12 @@ class JSSPInstance:
 
     # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:
-        """A short hash of the data (not the name or bounds): a key for oracle caches."""
-        blob = json.dumps([self.n_machines, self.durations, self.machines]).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """A short hash of the data (not the name or bounds): a key for oracle caches and the
+        stored plans; computed once per instance (the instance is immutable)."""
+        if "fingerprint" not in self._cache:
+            blob = json.dumps([self.n_machines, self.durations, self.machines]).encode()
+            self._cache["fingerprint"] = hashlib.sha256(blob).hexdigest()[:16]
+        return self._cache["fingerprint"]
 
     def same_data(self, other: JSSPInstance) -> bool:
         return (

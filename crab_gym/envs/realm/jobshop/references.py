@@ -134,19 +134,11 @@ def stored_plans() -> dict[str, ReferencePlan]:
     return {p.instance: p for p in _by_fingerprint().values()}
 
 
-def _fingerprint(instance: JSSPInstance) -> str:
-    """The instance's fingerprint, computed once per instance object."""
-    key = instance._cache.get("fingerprint")
-    if key is None:
-        key = instance._cache["fingerprint"] = instance.fingerprint()
-    return key
-
-
 def reference_plan(instance: JSSPInstance) -> ReferencePlan | None:
     """The stored plan of an instance with a shipped instance's data, else ``None``."""
     if not _stored()["plans"]:
         return None
-    return _by_fingerprint().get(_fingerprint(instance))
+    return _by_fingerprint().get(instance.fingerprint())
 
 
 def literature(instance: JSSPInstance) -> dict[str, Any]:
@@ -204,6 +196,6 @@ def instance_reference(instance: JSSPInstance) -> Reference:
         status=_STATUS_OF_KIND[kind],
         bound=max(known or 0, instance.trivial_lower_bound()),
         source="instance",
-        fingerprint=_fingerprint(instance),
+        fingerprint=instance.fingerprint(),
         extra={"reference_kind": kind, **published},
     )

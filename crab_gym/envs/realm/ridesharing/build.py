@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
@@ -37,47 +38,53 @@ P3_DIR, P4_DIR = INSTANCE_DIRS["p3"], INSTANCE_DIRS["p4"]
 COUNTS = {"small": 8, "medium": 7, "large": 5}
 
 
-def _write(folder: Path, name: str, text: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.json").write_text(text + "\n")
-
-
 def _p3_entry(inst: P3Instance) -> dict:
     return {**solve_p3(inst, time_limit=TIME_LIMITS[inst.size]).record(), "fingerprint": inst.fingerprint()}
 
 
-def build_p3() -> None:
+def _build(folder: Path, generate: Callable[..., P3Instance], entry: Callable[[P3Instance], dict]) -> None:
+    """Write ``<prefix>_<size>_<k>.json`` (``k`` from 1) for every size class of :data:`COUNTS`
+    and ``references.json`` mapping each name to ``entry(instance)``."""
+    folder.mkdir(parents=True, exist_ok=True)
     refs = {}
     for size, count in COUNTS.items():
         for k in range(1, count + 1):
-            inst = generate_p3(size, seed=k, name=f"p3_{size}_{k:02d}")
-            _write(P3_DIR, inst.name, inst.to_json())
-            refs[inst.name] = _p3_entry(inst)
-            print(inst.name, inst.n_requests, refs[inst.name]["value"], refs[inst.name]["status"], flush=True)
-    (P3_DIR / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+            inst = generate(size, seed=k, name=f"{folder.name}_{size}_{k:02d}")
+            (folder / f"{inst.name}.json").write_text(inst.to_json() + "\n")
+            refs[inst.name] = entry(inst)
+    (folder / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+
+
+def _p3_record(inst: P3Instance) -> dict:
+    ref = _p3_entry(inst)
+    print(inst.name, inst.n_requests, ref["value"], ref["status"], flush=True)
+    return ref
+
+
+def _p4_record(inst: P3Instance) -> dict:
+    initial = _p3_entry(inst)
+    initial.pop("fingerprint")
+    chain = adaptive_oracle(inst, initial["plan"])
+    follow = simulate_plan(inst, initial["plan"], inst.disruptions)
+    ref = {
+        **p4_record(inst, initial),
+        "adaptive_oracle_value": chain.cost,
+        "resolves": chain.resolves,
+        "no_replan_value": follow.cost(),
+        "no_replan_feasible": not follow.violations,
+        "fingerprint": inst.fingerprint(),
+    }
+    print(inst.name, inst.n_requests, len(inst.disruptions), initial["value"], follow.cost(), chain.cost,
+          ref["value"], ref["policy"], flush=True)
+    return ref
+
+
+def build_p3() -> None:
+    _build(P3_DIR, generate_p3, _p3_record)
 
 
 def build_p4() -> None:
-    refs = {}
-    for size, count in COUNTS.items():
-        for k in range(1, count + 1):
-            inst = generate_p4(size, seed=k, name=f"p4_{size}_{k:02d}")
-            _write(P4_DIR, inst.name, inst.to_json())
-            initial = _p3_entry(inst)
-            initial.pop("fingerprint")
-            chain = adaptive_oracle(inst, initial["plan"])
-            follow = simulate_plan(inst, initial["plan"], inst.disruptions)
-            ref = refs[inst.name] = {
-                **p4_record(inst, initial),
-                "adaptive_oracle_value": chain.cost,
-                "resolves": chain.resolves,
-                "no_replan_value": follow.cost(),
-                "no_replan_feasible": not follow.violations,
-                "fingerprint": inst.fingerprint(),
-            }
-            print(inst.name, inst.n_requests, len(inst.disruptions), initial["value"], follow.cost(), chain.cost,
-                  ref["value"], ref["policy"], flush=True)
-    (P4_DIR / "references.json").write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+    _build(P4_DIR, generate_p4, _p4_record)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,6 @@ from crab_gym.core import Action, evaluator
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init, draw_seed
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing import render as rendering
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
@@ -179,6 +178,8 @@ class RideSharingEnv(RealmEnv):
     problem = "p3"
     #: What ``generator`` accepts, and how it draws.
     generator_kind = GENERATOR
+    #: The P3 oracle's reference: shipped, cached or solved once (at the end of an episode).
+    reference_lookup = staticmethod(p3_reference)
 
     @checked_init
     @realm_keywords
@@ -467,9 +468,6 @@ class RideSharingEnv(RealmEnv):
                 self._events.append(f"{self.vehicle_ids[v]} parks (no request left)")
 
     # ================================================================== results
-    def _solve_reference(self) -> Reference:
-        return p3_reference(self.instance)
-
     def _agent_cost(self) -> float:
         return float(self.sim.cost())
 

@@ -85,6 +85,13 @@ def id_problem(value: str, *, vehicle: bool) -> str | None:
     return None
 
 
+def check_id(value: str, field: str, *, vehicle: bool) -> None:
+    """Raise :class:`FieldProblem` at ``field`` if ``value`` cannot be an id (:func:`id_problem`)."""
+    problem = id_problem(value, vehicle=vehicle)
+    if problem:
+        raise FieldProblem(field, problem)
+
+
 class Vehicle(BaseModel):
     """A vehicle: where it waits at ``start_time`` and how many passengers it seats."""
 
@@ -99,9 +106,7 @@ class Vehicle(BaseModel):
 
     @model_validator(mode="after")
     def _named(self) -> Vehicle:
-        problem = id_problem(self.vehicle_id, vehicle=True)
-        if problem:
-            raise FieldProblem("vehicle_id", problem)
+        check_id(self.vehicle_id, "vehicle_id", vehicle=True)
         return self
 
 
@@ -119,9 +124,7 @@ class RideRequest(BaseModel):
 
     @model_validator(mode="after")
     def _ordered(self) -> RideRequest:
-        problem = id_problem(self.passenger_id, vehicle=False)
-        if problem:
-            raise FieldProblem("passenger_id", problem)
+        check_id(self.passenger_id, "passenger_id", vehicle=False)
         lo, hi = self.pickup_window
         if hi < lo:
             raise FieldProblem(

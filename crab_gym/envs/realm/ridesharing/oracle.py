@@ -36,7 +36,7 @@ from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
 from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.ridesharing.model import P3Instance
-from crab_gym.envs.realm.ridesharing.sim import simulate_plan
+from crab_gym.envs.realm.ridesharing.sim import DELIVERED, simulate_plan
 
 #: Default search budget in seconds per size class.
 TIME_LIMITS: dict[str, float] = {"small": 2.0, "medium": 5.0, "large": 20.0}
@@ -304,7 +304,7 @@ def solve_p3(
     names = instance.stop_names()
     plan = {v.vehicle_id: [names[s] for s in res.routes.get(k, [])] for k, v in enumerate(instance.vehicles)}
     sim = simulate_plan(instance, plan)
-    unserved = [r.passenger_id for r, st in zip(instance.requests, sim.status) if st != 2]
+    unserved = [r.passenger_id for r, st in zip(instance.requests, sim.status) if st != DELIVERED]
     return P3OracleResult(
         plan=plan,
         cost=sim.cost(),
