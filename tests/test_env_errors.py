@@ -12,8 +12,9 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.envs.realm.common.errors import InstanceFormatError
+from crab_gym.envs.registration import realm_ids
 
-REALM_IDS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+REALM_IDS = realm_ids()
 
 #: A near miss of each env's default instance, and the name it should suggest.
 NEAR_MISS = {

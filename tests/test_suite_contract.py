@@ -16,8 +16,9 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 import crab_gym  # noqa: F401
 from crab_gym.baselines import RandomPolicy
 from crab_gym.envs.base import INFO_KEYS
+from crab_gym.envs.registration import realm_ids
 
-REALM_IDS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+REALM_IDS = realm_ids()
 
 
 def rollout(env_id: str, seed: int, max_steps: int = 400) -> list:

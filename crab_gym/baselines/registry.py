@@ -21,8 +21,9 @@ from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
 from crab_gym.envs.realm.jobshop.heuristics import RULES
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
+from crab_gym.envs.registration import realm_ids
 
-REALM_IDS = ("Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0")
+REALM_IDS = tuple(realm_ids())
 
 
 @dataclass(frozen=True)

@@ -56,3 +56,9 @@ def register_envs() -> None:
 def env_ids() -> list[str]:
     """The ids registered by crab_gym."""
     return [spec.id for spec in ENV_SPECS]
+
+
+def realm_ids() -> list[str]:
+    """The REALM-Bench ids (``Realm-P1-v0`` ...), in problem order."""
+    ids = [spec.id for spec in ENV_SPECS if spec.id.startswith("Realm-P")]
+    return sorted(ids, key=lambda i: int(i.split("-")[1][1:]))

@@ -19,12 +19,13 @@ from pydantic import Field
 
 from crab_gym.core import action, evaluator
 from crab_gym.envs.base import CrabEnv
+from crab_gym.envs.registration import realm_ids
 from crab_gym.wrappers.llm_adapter import LLMAdapter, ToolCallTextSpace, summarize_observation
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
 from tests.core.toy_env import LampsEnv
 
 CALL = {"name": "switch_on", "arguments": {"lamp": 2}}
-REALM_IDS = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+REALM_IDS = realm_ids()
 
 
 def lit_lamp(seed: int) -> int:
