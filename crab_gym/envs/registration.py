@@ -21,6 +21,8 @@ class EnvSpecEntry:
     max_episode_steps: int | None = None
     nondeterministic: bool = False
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: A native vector env (``gym.make_vec(id, num_envs=N)`` uses it), or None.
+    vector_entry_point: str | None = None
 
 
 #: Every env id crab_gym provides.
@@ -29,7 +31,13 @@ ENV_SPECS: tuple[EnvSpecEntry, ...] = (
     EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv"),
     EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv"),
     EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv"),
-    EnvSpecEntry("Realm-P11-v0", "crab_gym.envs.realm.jobshop.env:JobShopEnv"),
+    EnvSpecEntry("Realm-P6-v0", "crab_gym.envs.realm.thanksgiving.env:ThanksgivingEnv"),
+    EnvSpecEntry("Realm-P9-v0", "crab_gym.envs.realm.thanksgiving.env_delays:ThanksgivingDelaysEnv"),
+    EnvSpecEntry(
+        "Realm-P11-v0",
+        "crab_gym.envs.realm.jobshop.env:JobShopEnv",
+        vector_entry_point="crab_gym.envs.realm.jobshop.vector_env:JobShopVectorEnv",
+    ),
     EnvSpecEntry(
         "CrabDesktop-v0",
         "crab_gym.envs.desktop.env:CrabDesktopEnv",
@@ -50,6 +58,7 @@ def register_envs() -> None:
             max_episode_steps=spec.max_episode_steps,
             nondeterministic=spec.nondeterministic,
             kwargs=dict(spec.kwargs),
+            vector_entry_point=spec.vector_entry_point,
         )
 
 

@@ -231,7 +231,7 @@ class JobShopEnv(RealmEnv):
         if reward_mode not in ("default", "makespan"):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
         self.reward_mode = reward_mode
-        self._generator = _generator_options(generator)
+        self._generator = generator_options(generator)
         if self._generator is not None:
             g = self._generator
             inst = random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])
@@ -245,7 +245,7 @@ class JobShopEnv(RealmEnv):
             optimality_weight=optimality_weight,
         )
         self._max_p = max(int(max_p), 1)
-        self.observation_space = _observation_space(inst, self._max_p, self.codec.n_flat)
+        self.observation_space = observation_space_for(inst, self._max_p, self.codec.n_flat)
         self._dispatch_index = self.codec.index["dispatch"]
         self._graph: nx.DiGraph | None = None
         self._lb_before = 0
@@ -489,7 +489,7 @@ class JobShopEnv(RealmEnv):
         return rendering.draw(self.instance, self.schedule, self.reference.value, self._reference_kind())
 
 
-def _observation_space(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces.Dict:
+def observation_space_for(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces.Dict:
     """The observation space of an instance's size (durations bounded by ``max_p``)."""
     n, k = inst.shape
     horizon = float(max_p * n * k)
@@ -505,7 +505,8 @@ def _observation_space(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces.Di
     )
 
 
-def _generator_options(generator: Any) -> dict[str, int] | None:
+def generator_options(generator: Any) -> dict[str, int] | None:
+    """The checked ``generator`` argument as a dict with every key (None: no generator)."""
     if generator is None:
         return None
     if isinstance(generator, dict):

@@ -1,0 +1,344 @@
+"""Realm-P11-v0 as a native vector env: N job-shop envs stepped together in numpy arrays.
+
+``gym.make_vec("Realm-P11-v0", num_envs=N, vectorization_mode="vector_entry_point")`` returns a
+:class:`JobShopVectorEnv`. Step for step it equals N single ``Realm-P11-v0`` envs driven by
+their flat ``dispatch`` actions (same observations, rewards, terminations and final
+makespan and optimality; the tests check it on random and shipped instances), with no Python
+loop over the envs in a step. The engine is :mod:`crab_gym.envs.realm.jobshop.vector_sim`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector.utils import batch_space
+
+from crab_gym.envs.realm.common.references import Reference
+from crab_gym.envs.realm.jobshop.env import (
+    DEFAULT_INSTANCE,
+    INSTANCE_KIND,
+    generator_options,
+    observation_space_for,
+)
+from crab_gym.envs.realm.jobshop.generator import random_instance
+from crab_gym.envs.realm.jobshop.library import load_jssp_instance
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
+from crab_gym.envs.realm.jobshop.references import instance_reference
+from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
+
+try:  # Gymnasium >= 1.1 names the autoreset modes; 1.0 always resets on the next step
+    from gymnasium.vector import AutoresetMode
+
+    _NEXT_STEP: Any = AutoresetMode.NEXT_STEP
+except ImportError:  # pragma: no cover - Gymnasium 1.0
+    _NEXT_STEP = "NextStep"
+
+InstanceSpec = str | Path | JSSPInstance
+
+
+class JobShopVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` job-shop envs (REALM-Bench P11) advanced together.
+
+    ## Spaces
+
+    * ``single_action_space``: ``Discrete(n_jobs)``, the flat ``dispatch`` choice of the single
+      env (choice ``j`` places job ``j``'s next operation at its earliest feasible start);
+      ``action_space`` is ``MultiDiscrete([n_jobs] * num_envs)``. Whole plans
+      (``submit_plan``) are the single env's.
+    * ``single_observation_space``: the single env's ``Dict`` (``processing_time``,
+      ``machine``, ``done``, ``lower_bound``, ``machine_available``, ``action_mask``), each
+      array stacked with a leading env axis.
+    * ``action_masks()``: (num_envs, n_jobs) bool, the jobs with operations left. An env
+      waiting for its autoreset marks every job (its action is ignored).
+
+    ## Steps, rewards, episodes
+
+    As in the single env: ``reward_mode="default"`` gives ``progress_weight`` x the rise in the
+    share of jobs completed, plus ``optimality_weight`` x ``min(1, reference / makespan)`` on
+    the last step; ``"makespan"`` gives minus each step's rise of the makespan lower bound. A
+    masked or out-of-range job changes nothing in its env, which gets
+    ``-invalid_action_penalty``; ``info["valid"]``/``info["error"]`` say which and why.
+
+    Autoreset follows Gymnasium's ``NEXT_STEP`` mode: the step that completes an env's
+    schedule returns its final observation with ``terminated`` True; on the next step that
+    env's action is ignored, it restarts (a fresh instance with a ``generator``), and its
+    reward is 0. ``reset(options={"reset_mask": mask})`` restarts only the envs ``mask`` marks.
+
+    ## Info
+
+    Gymnasium's vector convention (an array per key, ``"_key"`` marking the envs that have
+    it). On the step an env completes: ``makespan``, ``optimality`` and ``reference`` (the
+    reference makespan); on a step with an invalid action: ``valid`` and ``error``. No other
+    keys, nothing from the wall clock. :meth:`solution` gives a completed env's plan in REALM's
+    shape until its reset.
+
+    ## Arguments
+
+    | parameter | default | description |
+    |---|---|---|
+    | `num_envs` | 1 | how many envs |
+    | `instance` | `"ft06"` | one instance for every env (a shipped name, a file or a `JSSPInstance`), or a sequence of `num_envs` of them, all of one size |
+    | `generator` | `None` | `(n_jobs, n_machines)` or the single env's dict: every env draws a fresh instance with Taillard's scheme at each of its resets, from its own seeded generator (env `i` is seeded `seed + i`, as `SyncVectorEnv` seeds its envs) |
+    | `reference` | `None` | a makespan every env is scored against |
+    | `reward_mode`, `invalid_action_penalty`, `progress_weight`, `optimality_weight` | | as the single env |
+    | `copy` | `True` | return copies of the changing observation arrays (`False`: read-only views, valid until the next step or reset; the instance arrays are never copied, they are read-only and replaced rather than changed) |
+    """
+
+    metadata = {"autoreset_mode": _NEXT_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        instance: InstanceSpec | Sequence[InstanceSpec] = DEFAULT_INSTANCE,
+        *,
+        generator: tuple[int, int] | dict[str, int] | None = None,
+        reference: float | None = None,
+        reward_mode: str = "default",
+        invalid_action_penalty: float = 0.0,
+        progress_weight: float = 0.5,
+        optimality_weight: float = 0.5,
+        copy: bool = True,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if reward_mode not in ("default", "makespan"):
+            raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
+        self.num_envs = int(num_envs)
+        self.reward_mode = reward_mode
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.progress_weight = float(progress_weight)
+        self.optimality_weight = float(optimality_weight)
+        self.copy = bool(copy)
+        self._fixed_reference = None if reference is None else float(reference)
+        self._generator = generator_options(generator)
+        self._rngs = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
+        if self._generator is not None:
+            g = self._generator
+            instances = [random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])] * self.num_envs
+            max_p = g["high"]
+        else:
+            instances = self._load_all(instance)
+            max_p = max(99, max(max(max(row) for row in inst.durations) for inst in instances))
+        self._max_p = max(int(max_p), 1)
+        self.batch = JobShopBatch(instances)
+        self._measures = self._reference_measures(self.batch.instances)
+        n_jobs = self.batch.n_jobs
+        self.single_action_space = spaces.Discrete(n_jobs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.single_observation_space = observation_space_for(instances[0], self._max_p, n_jobs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._index = np.arange(self.num_envs)
+
+    # ------------------------------------------------------------------ instances
+    def _load_all(self, instance: InstanceSpec | Sequence[InstanceSpec]) -> list[JSSPInstance]:
+        """One loaded instance per env (a single spec is loaded once and shared)."""
+        if isinstance(instance, (str, Path, JSSPInstance)):
+            return [INSTANCE_KIND.load(instance, load_jssp_instance)] * self.num_envs
+        specs = list(instance)
+        if len(specs) != self.num_envs:
+            raise ValueError(f"instance: got {len(specs)} instances for {self.num_envs} envs")
+        loaded: dict[int, JSSPInstance] = {}
+        out = []
+        for spec in specs:
+            key = id(spec)  # the same object given twice is loaded once
+            if key not in loaded:
+                loaded[key] = INSTANCE_KIND.load(spec, load_jssp_instance)
+            out.append(loaded[key])
+        return out
+
+    def _reference_measures(self, instances: Sequence[JSSPInstance]) -> np.ndarray:
+        """Each env's reference makespan as the single env measures optimality (NaN: none)."""
+        if self._fixed_reference is not None:
+            return np.full(len(instances), self._fixed_reference)
+        cache: dict[int, float] = {}
+        out = np.empty(len(instances))
+        for i, inst in enumerate(instances):
+            if id(inst) not in cache:
+                cache[id(inst)] = _measure(instance_reference(inst))
+            out[i] = cache[id(inst)]
+        return out
+
+    def _draw(self, rows: np.ndarray) -> None:
+        """Fresh generated instances for the envs ``rows`` (each from its own generator)."""
+        g = self._generator
+        fresh = [random_instance(g["n_jobs"], g["n_machines"], self._rngs[i], low=g["low"], high=g["high"]) for i in rows]
+        self.batch.set_instances(rows, fresh)
+        self._measures[rows] = self._reference_measures(fresh)
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None):
+        """Restart every env (or those ``options["reset_mask"]`` marks); ``seed`` seeds env
+        ``i`` with ``seed + i`` (or takes a list); ``options["instance"]`` swaps the instance
+        of the envs restarted (one spec, or one per env restarted)."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        new_instance = options.pop("instance", None)
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; valid: reset_mask, instance")
+        rows = self._index if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
+        if mask is not None and np.asarray(mask).shape != (self.num_envs,):
+            raise ValueError(f"reset_mask must have shape ({self.num_envs},), got {np.asarray(mask).shape}")
+        if seed is not None:
+            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, (int, np.integer)) else list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed: got {len(seeds)} seeds for {self.num_envs} envs")
+            for i in rows:
+                self._rngs[i] = seeding.np_random(seeds[i])[0]
+        if new_instance is not None:
+            specs = [new_instance] * len(rows) if isinstance(new_instance, (str, Path, JSSPInstance)) else list(new_instance)
+            if len(specs) != len(rows):
+                raise ValueError(f"instance: got {len(specs)} instances for {len(rows)} envs to reset")
+            fresh = [INSTANCE_KIND.load(s, load_jssp_instance) for s in specs]
+            for inst in fresh:
+                if max(max(r) for r in inst.durations) > self._max_p:
+                    raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
+            self.batch.set_instances(rows, fresh)
+            self._measures[rows] = self._reference_measures(fresh)
+        elif self._generator is not None:
+            self._draw(rows)
+        self.batch.reset(None if mask is None else rows)
+        self._autoreset[rows] = False
+        return self._observation(), {}
+
+    def step(self, actions: Any):
+        """One dispatch per env (an env waiting for its autoreset restarts instead)."""
+        batch = self.batch
+        jobs = np.asarray(actions)
+        if jobs.shape != (self.num_envs,) or jobs.dtype.kind not in "iu":
+            jobs = self._as_jobs(actions)
+        restarting = self._autoreset
+        legal = batch.legal(jobs)
+        if restarting.any():
+            legal &= ~restarting
+        all_act = bool(legal.all())
+        rows = None if all_act else np.flatnonzero(legal)
+        acting = jobs if all_act else jobs[rows]
+        n_jobs = batch.n_jobs
+        if self.reward_mode == "default":
+            before = batch.jobs_done / n_jobs
+            if all_act:
+                batch.dispatch(None, acting)
+            elif len(rows):
+                batch.dispatch(rows, acting)
+            rewards = self.progress_weight * (batch.jobs_done / n_jobs - before)
+        else:
+            before = batch.lb_makespan.copy()
+            if all_act:
+                batch.dispatch(None, acting)
+            elif len(rows):
+                batch.dispatch(rows, acting)
+            rewards = -(batch.lb_makespan - before).astype(np.float64)
+        terminated = batch.n_scheduled == batch.n_total
+        if not all_act:
+            terminated &= legal
+        info: dict[str, Any] = {}
+        if terminated.any():
+            done = np.flatnonzero(terminated)
+            optimality = _optimality(self._measures[done], batch.makespan[done])
+            if self.reward_mode == "default":
+                rewards[done] += self.optimality_weight * optimality
+            self._final_info(info, done, optimality)
+        if not all_act:
+            invalid = ~legal & ~restarting
+            if invalid.any():
+                rewards[invalid] = 0.0 - self.invalid_action_penalty
+                self._invalid_info(info, jobs, invalid)
+            if restarting.any():
+                self._restart(np.flatnonzero(restarting))
+                rewards[restarting] = 0.0
+        self._autoreset = terminated
+        return self._observation(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), info
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, n_jobs) bool: the legal jobs (every job for an env awaiting its reset)."""
+        mask = self.batch.mask.astype(bool)
+        if self._autoreset.any():
+            mask[self._autoreset] = True
+        return mask
+
+    def solution(self, i: int) -> dict[str, Any]:
+        """Env ``i``'s schedule so far in REALM's shape: ``{"sequence", "makespan"}``."""
+        return {"sequence": self.batch.sequences(i), "makespan": int(self.batch.makespan[i])}
+
+    # ------------------------------------------------------------------ internals
+    def _as_jobs(self, actions: Any) -> np.ndarray:
+        """The actions as an int array of one job per env, or a clear error."""
+        try:
+            jobs = np.asarray(actions)
+        except Exception as exc:  # noqa: BLE001 - any unreadable container
+            raise ValueError(f"actions must be {self.num_envs} job indices, got {actions!r}") from exc
+        if jobs.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},) (one job index per env), got {jobs.shape}")
+        if jobs.dtype.kind == "f" and np.all(np.isfinite(jobs)) and np.all(jobs == np.round(jobs)):
+            return jobs.astype(np.int64)
+        if jobs.dtype.kind not in "iub":
+            raise ValueError(f"actions must be integer job indices, got dtype {jobs.dtype}")
+        return jobs.astype(np.int64)
+
+    def _restart(self, rows: np.ndarray) -> None:
+        if self._generator is not None:
+            self._draw(rows)
+        self.batch.reset(rows)
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        b = self.batch
+        changing = {"done": b.done, "lower_bound": b.lower_bound, "machine_available": b.machine_available, "action_mask": b.mask}
+        if self.copy:
+            changing = {k: v.copy() for k, v in changing.items()}
+        else:
+            changing = {k: _read_only(v) for k, v in changing.items()}
+        return {"processing_time": b.processing_time, "machine": b.machine, **changing}
+
+    def _final_info(self, info: dict[str, Any], done: np.ndarray, optimality: np.ndarray) -> None:
+        present = np.zeros(self.num_envs, dtype=bool)
+        present[done] = True
+        makespan = np.zeros(self.num_envs, dtype=np.int64)
+        makespan[done] = self.batch.makespan[done]
+        opt = np.zeros(self.num_envs)
+        opt[done] = optimality
+        ref = np.full(self.num_envs, np.nan)
+        ref[done] = self._measures[done]
+        info.update(makespan=makespan, _makespan=present, optimality=opt, _optimality=present.copy(),
+                    reference=ref, _reference=present.copy())
+
+    def _invalid_info(self, info: dict[str, Any], jobs: np.ndarray, invalid: np.ndarray) -> None:
+        valid = ~invalid
+        error = np.full(self.num_envs, "", dtype=object)
+        n_jobs = self.batch.n_jobs
+        for i in np.flatnonzero(invalid):
+            j = int(jobs[i])
+            error[i] = (
+                f"job {j} has no operation left to schedule (masked)" if 0 <= j < n_jobs
+                else f"job {j} is outside the action space (jobs 0..{n_jobs - 1})"
+            )
+        info.update(valid=valid, _valid=np.ones(self.num_envs, dtype=bool), error=error, _error=invalid.copy())
+
+
+def _measure(reference: Reference) -> float:
+    """The reference value optimality is measured against (NaN: none), as in ``RealmEnv``."""
+    if reference.value is not None and (reference.feasible or reference.status == "LOWER_BOUND"):
+        return float(reference.value)
+    return float("nan")
+
+
+def _optimality(reference: np.ndarray, makespan: np.ndarray) -> np.ndarray:
+    """:func:`~crab_gym.envs.realm.common.references.optimality_ratio` for complete
+    (hence feasible) schedules, element by element."""
+    cost = makespan.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.clip(reference / cost, 0.0, 1.0)
+    return np.where(np.isnan(reference) | (cost <= 0) | (cost <= reference), 1.0, ratio)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
