@@ -177,7 +177,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         """Restart every env (or those ``options["reset_mask"]`` marks); ``seed`` seeds env
         ``i`` with ``seed + i`` (or takes a list); ``options["instance"]`` swaps the instance
         of the envs restarted (one spec, or one per env restarted)."""
-        super().reset(seed=seed)
+        super().reset(seed=seed if seed is None or isinstance(seed, (int, np.integer)) else next(iter(seed), None))
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
         new_instance = options.pop("instance", None)
