@@ -7,7 +7,7 @@ function-level imports included).
     envs.realm.<family>        those, and itself -- never another family or a higher layer
     envs.desktop               core, envs.base, envs.canvas, itself
     wrappers                   core, envs.base, envs.realm.common (protocols), itself
-    baselines                  may import families and wrappers
+    baselines                  may import families, wrappers and the id registry
     datasets, cli              on top
 
 A function-level import is allowed only for an optional heavy third-party package (or the
@@ -60,8 +60,8 @@ def _allowed(module: str) -> tuple[str, ...] | None:
     if module.startswith("crab_gym.wrappers"):
         return (*COMMON, "crab_gym.wrappers", "crab_gym._optional")
     if module.startswith("crab_gym.baselines"):
-        return (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.wrappers",
-                "crab_gym.baselines", "crab_gym._optional")
+        return (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration",
+                "crab_gym.wrappers", "crab_gym.baselines", "crab_gym._optional")
     return None  # datasets, cli: the top
 
 
