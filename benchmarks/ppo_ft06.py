@@ -3,6 +3,7 @@
 Not a test: it trains for minutes. Run::
 
     python benchmarks/ppo_ft06.py --timesteps 300000 --n-envs 2 --out ppo_ft06.json
+    python benchmarks/ppo_ft06.py --timesteps 300000 --n-envs 2 --vector   # the native vector env
 
 The policy acts through ``DiscreteActions`` (one flat index per job) with the env's masks,
 under a ``SubprocVecEnv`` when ``--n-envs`` > 1. Training uses the dense ``"makespan"``
@@ -49,32 +50,61 @@ class ScaledJSSPObs(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        base = env.unwrapped
-        self.time_scale = float(max(base.schedule.horizon, 1))
-        self.p_scale = float(max(max(r) for r in base.instance.durations))
-        self.m_scale = float(max(base.instance.n_machines - 1, 1))
-        src = env.observation_space
-        box = lambda shape: gym.spaces.Box(0.0, np.inf, shape, np.float32)  # noqa: E731
-        self.observation_space = gym.spaces.Dict(
-            {
-                "processing_time": box(src["processing_time"].shape),
-                "machine": box(src["machine"].shape),
-                "done": src["done"],
-                "lower_bound": box(src["lower_bound"].shape),
-                "machine_available": box(src["machine_available"].shape),
-                "action_mask": src["action_mask"],
-            }
-        )
+        self.scales = jssp_scales(env.unwrapped.instance)
+        self.observation_space = scaled_space(env.observation_space)
 
     def observation(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {
-            "processing_time": (obs["processing_time"] / self.p_scale).astype(np.float32),
-            "machine": (obs["machine"] / self.m_scale).astype(np.float32),
-            "done": obs["done"],
-            "lower_bound": (obs["lower_bound"] / self.time_scale).astype(np.float32),
-            "machine_available": (obs["machine_available"] / self.time_scale).astype(np.float32),
-            "action_mask": obs["action_mask"],
+        return scale_observation(obs, *self.scales)
+
+
+def jssp_scales(instance: Any) -> tuple[float, float, float]:
+    """(time, duration, machine) scales of an instance: its horizon, longest duration and
+    largest machine index."""
+    horizon = sum(sum(row) for row in instance.durations)
+    return (
+        float(max(horizon, 1)),
+        float(max(max(max(r) for r in instance.durations), 1)),
+        float(max(instance.n_machines - 1, 1)),
+    )
+
+
+def scaled_space(src: gym.spaces.Dict) -> gym.spaces.Dict:
+    """The observation space :func:`scale_observation` produces from ``src``."""
+    box = lambda shape: gym.spaces.Box(0.0, np.inf, shape, np.float32)  # noqa: E731
+    return gym.spaces.Dict(
+        {
+            "processing_time": box(src["processing_time"].shape),
+            "machine": box(src["machine"].shape),
+            "done": src["done"],
+            "lower_bound": box(src["lower_bound"].shape),
+            "machine_available": box(src["machine_available"].shape),
+            "action_mask": src["action_mask"],
         }
+    )
+
+
+def scale_observation(obs: dict[str, np.ndarray], time_scale: float, p_scale: float, m_scale: float) -> dict[str, np.ndarray]:
+    """One observation, or a batch of them (a leading env axis), scaled."""
+    return {
+        "processing_time": (obs["processing_time"] / p_scale).astype(np.float32),
+        "machine": (obs["machine"] / m_scale).astype(np.float32),
+        "done": obs["done"],
+        "lower_bound": (obs["lower_bound"] / time_scale).astype(np.float32),
+        "machine_available": (obs["machine_available"] / time_scale).astype(np.float32),
+        "action_mask": obs["action_mask"],
+    }
+
+
+def vector_training_env(instance: str, n_envs: int, reward_mode: str, seed: int) -> Any:
+    """``n_envs`` envs of the native vector env as one SB3 VecEnv, scaled like ScaledJSSPObs."""
+    from crab_gym.baselines.sb3_vector import SB3VectorEnv
+
+    venv = gym.make_vec("Realm-P11-v0", num_envs=n_envs, vectorization_mode="vector_entry_point",
+                        instance=instance, reward_mode=reward_mode)
+    scales = jssp_scales(venv.unwrapped.batch.instances[0])
+    sb3 = SB3VectorEnv(venv, lambda obs: scale_observation(obs, *scales), scaled_space(venv.single_observation_space))
+    sb3.seed(seed)
+    return sb3
 
 
 def rule_makespans(instance: str) -> dict[str, int]:
@@ -92,6 +122,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--samples", type=int, default=20, help="stochastic roll-outs to take the best of")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    parser.add_argument("--vector", action="store_true",
+                        help="train on the native vector env in this process (no SubprocVecEnv)")
     args = parser.parse_args(argv)
 
     from crab_gym.baselines.sb3 import evaluate_masked, train_maskable_ppo
@@ -118,6 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         seed=args.seed,
         ppo_kwargs=ppo_kwargs,
         torch_threads=args.threads,
+        vec_env=vector_training_env(args.instance, args.n_envs, args.reward_mode, args.seed) if args.vector else None,
     )
     train_s = time.perf_counter() - started
     greedy = evaluate_masked(model, "Realm-P11-v0", env_kwargs=env_kwargs, wrappers=[ScaledJSSPObs], episodes=1)
@@ -133,6 +166,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "instance": args.instance,
         "timesteps": args.timesteps,
         "n_envs": args.n_envs,
+        "vector": args.vector,
         "seed": args.seed,
         "reward_mode": args.reward_mode,
         "train_seconds": round(train_s, 1),
@@ -146,7 +180,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows += [(f"{name} rule", mk) for name, mk in rules.items()]
     if result["optimum"]:
         rows.append(("optimum", OPTIMUM))
-    print(f"\n{args.instance}: {args.timesteps} steps, {args.n_envs} envs, seed {args.seed}, "
+    how = "native vector env" if args.vector else ("SubprocVecEnv" if args.n_envs > 1 else "DummyVecEnv")
+    print(f"\n{args.instance}: {args.timesteps} steps, {args.n_envs} envs ({how}), seed {args.seed}, "
           f"reward {args.reward_mode}, trained in {train_s:.0f} s\n")
     print("| policy | makespan | gap to optimum |")
     print("|---|---|---|")
