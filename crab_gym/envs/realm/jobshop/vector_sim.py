@@ -92,6 +92,8 @@ class JobShopBatch:
         self._slot_index = np.arange(self.width, dtype=np.int32)
         self._later = (np.arange(self.n_ops)[None, :] >= np.arange(self.n_ops)[:, None]).astype(np.float32)
         self._all = np.arange(n)
+        self._lines = self._all * (2 * self.width)  # row starts in a gathered (n, 2W) block
+        self._job_base = self._all * self.n_jobs
         self.reset()
 
     # ------------------------------------------------------------------ instances
@@ -178,9 +180,10 @@ class JobShopBatch:
 
     def legal(self, jobs: np.ndarray) -> np.ndarray:
         """(N,) bool: ``jobs[i]`` is a job of env ``i`` with operations left."""
-        inside = (jobs >= 0) & (jobs < self.n_jobs)
-        safe = np.where(inside, jobs, 0)
-        return inside & (self.mask.ravel()[self._all * self.n_jobs + safe] == 1)
+        as_unsigned = jobs.astype(np.uint64)  # a negative job becomes huge
+        inside = as_unsigned < self.n_jobs
+        safe = np.minimum(as_unsigned, self.n_jobs - 1).astype(np.int64)
+        return inside & (self.mask.ravel()[self._job_base + safe] != 0)
 
     # ------------------------------------------------------------------ dispatch
     def dispatch(self, rows: np.ndarray | None, jobs: np.ndarray) -> None:
@@ -188,7 +191,7 @@ class JobShopBatch:
         ``jobs[i]`` in env ``i``; each legal, see :meth:`legal`) at its earliest feasible start."""
         every = rows is None
         envs = self._all if every else rows
-        rj = envs * self.n_jobs + jobs
+        rj = (self._job_base if every else envs * self.n_jobs) + jobs
         k = self.next_op.ravel()[rj]
         tj = jobs if self._one_instance else self.env_table[envs] * self.n_jobs + jobs
         op = tj * self.n_ops + k  # the operation, in the table
@@ -208,7 +211,7 @@ class JobShopBatch:
         miss |= keys
         best = miss.min(axis=0).astype(np.int64)
         slot = best & (width - 1)
-        line = np.arange(len(rm)) * (2 * width)
+        line = self._lines if every else np.arange(len(rm)) * (2 * width)
         flat = gathered.ravel()
         count = self.slot_count[rm]
         next_start = best >> (shift + 1)
@@ -237,8 +240,14 @@ class JobShopBatch:
         self.done.ravel()[local] = 1
         # the job's bounds from operation k on move by this operation's delay (whole numbers
         # below 2**24 are exact in float32, so they equal the single engine's)
-        lb_rows = self.lower_bound.reshape(-1, self.n_ops)
-        lb_rows[rj] = lb_rows.take(rj, axis=0) + self._later.take(k, axis=0) * (start - t0).astype(np.float32)[:, None]
+        delay = start - t0
+        late = np.flatnonzero(delay)  # most operations start when their job is ready
+        if len(late):
+            lb_rows = self.lower_bound.reshape(-1, self.n_ops)
+            rows_late = rj[late]
+            lb_rows[rows_late] = lb_rows.take(rows_late, axis=0) + self._later.take(k[late], axis=0) * (
+                delay[late].astype(np.float32)[:, None]
+            )
         bound = end + self._table_after[op]
         finished = k + 1 == self.n_ops
         if every:
