@@ -4,11 +4,14 @@
                                     [--seconds 2] [--repeats 3] [--ppo]
 
 Env-steps per second of ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` at each
-N, beside the single env (``gym.make``, fast-path ``dispatch`` elements) measured in the same
-run. Only ``step()`` is timed, for both: the actions (random legal jobs, drawn from the masks
+N, with copied observations (the default) and with ``copy=False`` (read-only views), beside
+the single env (``gym.make``, fast-path ``dispatch`` elements) measured in the same run.
+Only ``step()`` is timed, for both: the actions (random legal jobs, drawn from the masks
 by the same cheap rule) are chosen outside the timed region. Autoresets are included. Best of
 ``--repeats`` runs, each at least ``--seconds`` long; ``--timer cpu`` counts this process's CPU
-time instead of wall time (use it on a machine shared with other work).
+time instead of wall time. On a machine shared with other work, run it at real-time priority
+(``chrt -f 50 python benchmarks/p11_vector.py``): figures still move with the other work's
+memory traffic, so compare the ratios, which are measured side by side.
 
 ``--ppo`` also times one MaskablePPO iteration on N=1024 envs through
 :class:`~crab_gym.baselines.sb3_vector.SB3VectorEnv` (16 steps per env: a 16 384-sample
@@ -56,8 +59,10 @@ def single_env_run(instance: str, clock: Callable[[], float]) -> Callable[[float
     return run
 
 
-def vector_env_run(instance: str, n: int, clock: Callable[[], float]) -> Callable[[float], tuple[int, float]]:
-    venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode="vector_entry_point", instance=instance)
+def vector_env_run(
+    instance: str, n: int, clock: Callable[[], float], copy: bool = True
+) -> Callable[[float], tuple[int, float]]:
+    venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode="vector_entry_point", instance=instance, copy=copy)
     rng = np.random.default_rng(0)
     venv.reset(seed=0)
 
@@ -120,8 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'env':<24}{'env-steps/s':>14}{'x single':>10}{'us per batched step':>22}")
     print(f"{'single (gym.make)':<24}{single:>14,.0f}{1.0:>10.1f}{1e6 / single:>22.1f}")
     for n in sizes:
-        rate = best_rate(vector_env_run(args.instance, n, clock), args.seconds, args.repeats)
-        print(f"{f'vector N={n}':<24}{rate:>14,.0f}{rate / single:>10.1f}{1e6 * n / rate:>22.1f}")
+        for copy in (True, False):
+            rate = best_rate(vector_env_run(args.instance, n, clock, copy), args.seconds, args.repeats)
+            label = f"vector N={n}" + ("" if copy else " copy=False")
+            print(f"{label:<24}{rate:>14,.0f}{rate / single:>10.1f}{1e6 * n / rate:>22.1f}")
     if args.ppo:
         r = ppo_iteration(args.instance)
         print(

@@ -126,7 +126,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             instances = self._load_all(instance)
             max_p = max(99, max(max(max(row) for row in inst.durations) for inst in instances))
         self._max_p = max(int(max_p), 1)
-        self.batch = JobShopBatch(instances)
+        self.batch = JobShopBatch(instances, track_bound=reward_mode == "makespan")
         self._measures = self._reference_measures(self.batch.instances)
         n_jobs = self.batch.n_jobs
         self.single_action_space = spaces.Discrete(n_jobs)
@@ -215,27 +215,17 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         if jobs.shape != (self.num_envs,) or jobs.dtype.kind not in "iu":
             jobs = self._as_jobs(actions)
         restarting = self._autoreset
-        legal = batch.legal(jobs)
-        if restarting.any():
-            legal &= ~restarting
-        all_act = bool(legal.all())
-        rows = None if all_act else np.flatnonzero(legal)
-        acting = jobs if all_act else jobs[rows]
+        waiting = restarting.any()
         n_jobs = batch.n_jobs
         if self.reward_mode == "default":
             before = batch.jobs_done / n_jobs
-            if all_act:
-                batch.dispatch(None, acting)
-            elif len(rows):
-                batch.dispatch(rows, acting)
+            legal = batch.try_dispatch(jobs, restarting if waiting else None)
             rewards = self.progress_weight * (batch.jobs_done / n_jobs - before)
         else:
             before = batch.lb_makespan.copy()
-            if all_act:
-                batch.dispatch(None, acting)
-            elif len(rows):
-                batch.dispatch(rows, acting)
+            legal = batch.try_dispatch(jobs, restarting if waiting else None)
             rewards = -(batch.lb_makespan - before).astype(np.float64)
+        all_act = not waiting and bool(legal.all())
         terminated = batch.n_scheduled == batch.n_total
         if not all_act:
             terminated &= legal

@@ -7,27 +7,30 @@ batched dispatch is a few dozen numpy operations on arrays of N rows.
 
 **Left-shift insertion, batched.** The single engine keeps each machine's operations
 sorted and walks its idle gaps; sorted insertion is costly in arrays, so here each machine row
-keeps its operations in dispatch order. Per slot it stores the length of the idle gap *before*
-the operation (``gap``: from the end of the operation that precedes it in time) and a ``key``:
-the start doubled, plus 1 when that gap is empty, shifted left to make room for the slot's own
-index. The slot after the last one used is a sentinel for the open gap after the machine's
-last operation; unused slots have keys above every other. An operation of duration ``p``
-ready at ``t0`` fits before slot ``x`` iff ``gap[x] >= p`` and ``start[x] >= t0 + p``; it goes
-before the fitting slot with the least key and starts at ``max(t0, start[x] - gap[x])``. This is
-the single engine's first fitting gap: only gaps that end at or after ``t0 + p`` can hold it,
-and among them the earliest in time is the first the single engine reaches. Slots share a
-start only behind zero-duration operations; among those the one whose gap is not empty comes
-first in time, which the ``+1`` settles. (With zero-duration operations the times are always
-the same; several of them at one instant on one machine may be listed in another order by
-:meth:`JobShopBatch.sequences`.) The chosen slot's gap then shrinks, the new operation takes
-the sentinel's slot and the sentinel moves up one: a few point writes per env, no shifting.
+keeps its operations in dispatch order. A slot is one int64: its low half a ``key`` (the
+operation's start doubled, plus 1 when the idle gap before it is empty, shifted left to make
+room for the slot's own index), its high half the length of the idle ``gap`` *before* the
+operation (from the end of the operation that precedes it in time). The slot after the last
+one used is a sentinel for the open gap after the machine's last operation; unused slots have
+keys above every other. An operation of duration ``p`` ready at ``t0`` fits before slot ``x``
+iff ``gap[x] >= p`` and ``start[x] >= t0 + p``; it goes before the fitting slot with the least
+key and starts at ``max(t0, start[x] - gap[x])``. This is the single engine's first fitting
+gap: only gaps that end at or after ``t0 + p`` can hold it, and among them the earliest in
+time is the first the single engine reaches. Slots share a start only behind zero-duration
+operations; among those the one whose gap is not empty comes first in time, which the ``+1``
+settles. The chosen slot's gap then shrinks, the new operation takes the sentinel's slot and
+the sentinel moves up one: three point writes per env, no shifting.
 
-The fit test runs on the gathered rows transposed (slots x envs), where the per-env numbers
-broadcast along the contiguous axis and the least key is a reduction over a handful of rows:
-both sign tests are one subtraction each, whose sign bits mark the slots that do not fit.
+Both fit tests are one subtraction: ``slot - (p << 32 | threshold)`` has its sign bit set when
+the gap is too short and its bit 31 set (a borrow) when the start is too early. The test runs
+on the gathered rows transposed (slots x envs), where the per-env numbers broadcast along the
+contiguous axis and the least key is a reduction over a handful of rows.
 
-The instances' data live in a table of distinct instances (one row when every env plays the
-same instance), so the per-step lookups stay in cache.
+Times stay below 2**24, where float32 observations are exact. (With zero-duration operations
+the times are always the single engine's; several of them at one instant on one machine may
+be listed in another order by :meth:`JobShopBatch.sequences`.) The instances' data live in a
+table of distinct instances (one row when every env plays the same instance), so the per-step
+lookups stay in cache.
 """
 
 from __future__ import annotations
@@ -38,24 +41,28 @@ import numpy as np
 
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 
-#: Bit 30 of a key: set on unused slots and, during a search, on slots that do not fit.
-_OUT = np.int32(2**30)
+#: Bit 30 of a key: set on unused slots.
+_UNUSED = np.int64(2**30)
+_LOW = np.int64(0xFFFFFFFF)
+#: The bits of ``slot - (p << 32 | threshold)`` that mark a slot that does not fit.
+_MISS = np.int64(-(2**63) | 2**31)
+#: Float32 observations are exact below this.
+_EXACT = 2**24
 
 
 class JobShopBatch:
     """``n_envs`` partial schedules, one instance each (all of one size), in arrays.
 
     Public read-only state, one row per env (do not mutate): ``next_op`` (N, n),
-    ``job_ready`` (N, n), ``start`` (N, n, m; -1 unscheduled), ``makespan`` (N,),
-    ``lb_makespan`` (N,), ``n_scheduled`` (N,), ``jobs_done`` (N,), and the observation arrays
-    ``done`` (int8, N x n x m), ``lower_bound`` (float32, N x n x m), ``machine_available``
-    (float32, N x M) and ``mask`` (int8, N x n), as in the single engine.
-    ``processing_time`` (float32) and ``machine`` (int64) are the instances' data as observed:
-    they are replaced, never written in place, when an instance changes, so a reference to
-    them handed out earlier stays valid.
+    ``job_ready`` (N, n), ``makespan`` (N,), ``n_scheduled`` (N,), ``jobs_done`` (N,),
+    ``lb_makespan`` (N,; kept only with ``track_bound``), and the observation arrays ``done``
+    (int8, N x n x m), ``lower_bound`` (float32, N x n x m), ``machine_available`` (float32,
+    N x M) and ``mask`` (int8, N x n), as in the single engine. ``processing_time``
+    (float32) and ``machine`` (int64) are the instances' data as observed: they are replaced,
+    never written in place, when an instance changes, so a reference handed out stays valid.
     """
 
-    def __init__(self, instances: Sequence[JSSPInstance]) -> None:
+    def __init__(self, instances: Sequence[JSSPInstance], *, track_bound: bool = True) -> None:
         if not instances:
             raise ValueError("JobShopBatch needs at least one instance")
         first = instances[0]
@@ -63,19 +70,19 @@ class JobShopBatch:
         self.n_jobs, self.n_ops = first.shape
         self.n_machines = first.n_machines
         self.n_total = self.n_jobs * self.n_ops
+        self.track_bound = track_bound
         # slots per machine row: room for every operation the machine gets, plus the
         # sentinel, rounded up to a power of two (the slot index lives in a key's low bits)
         per_machine = max(_most_per_machine(inst) for inst in instances)
         self.shift = max(1, int(per_machine).bit_length())
         self.width = 1 << self.shift
-        #: Every time stays below this (the sentinel's start): keys stay below bit 30.
-        self.time_limit = (1 << (29 - self.shift)) - 1
+        #: Every time stays below this (the sentinel's start).
+        self.time_limit = min(1 << (29 - self.shift), _EXACT) - 1
         self.instances: list[JSSPInstance] = list(instances)
         self._build_table(self.instances)
         shape = (n, self.n_jobs, self.n_ops)
         self.next_op = np.zeros((n, self.n_jobs), dtype=np.int64)
         self.job_ready = np.zeros((n, self.n_jobs), dtype=np.int64)
-        self.start = np.full(shape, -1, dtype=np.int64)
         self.makespan = np.zeros(n, dtype=np.int64)
         self.lb_makespan = np.zeros(n, dtype=np.int64)
         self.n_scheduled = np.zeros(n, dtype=np.int64)
@@ -84,15 +91,13 @@ class JobShopBatch:
         self.lower_bound = np.zeros(shape, dtype=np.float32)
         self.machine_available = np.zeros((n, self.n_machines), dtype=np.float32)
         self.mask = np.ones((n, self.n_jobs), dtype=np.int8)
-        # machine rows (row = env * n_machines + machine): keys then gaps, one slot per
-        # operation in dispatch order, then the sentinel
-        rows = n * self.n_machines
-        self.slots = np.zeros((rows, 2 * self.width), dtype=np.int32)
-        self.slot_count = np.zeros(rows, dtype=np.int64)
-        self._slot_index = np.arange(self.width, dtype=np.int32)
+        # machine rows (row = env * n_machines + machine): one slot per operation in dispatch
+        # order, then the sentinel
+        self.slots = np.zeros((n * self.n_machines, self.width), dtype=np.int64)
+        self.slot_count = np.zeros(n * self.n_machines, dtype=np.int64)
         self._later = (np.arange(self.n_ops)[None, :] >= np.arange(self.n_ops)[:, None]).astype(np.float32)
         self._all = np.arange(n)
-        self._lines = self._all * (2 * self.width)  # row starts in a gathered (n, 2W) block
+        self._lines = self._all * self.width  # row starts in a gathered (n, W) block
         self._job_base = self._all * self.n_jobs
         self.reset()
 
@@ -157,7 +162,6 @@ class JobShopBatch:
         table = self.env_table[r]
         self.next_op[r] = 0
         self.job_ready[r] = 0
-        self.start[r] = -1
         self.makespan[r] = 0
         self.lb_makespan[r] = self._table_initial_lb[table]
         self.n_scheduled[r] = 0
@@ -166,12 +170,14 @@ class JobShopBatch:
         self.lower_bound[r] = self._table_cumsum32[table]
         self.machine_available[r] = 0
         self.mask[r] = 1
-        rows3 = self.slots.reshape(self.n_envs, self.n_machines, 2 * self.width)
-        rows3[r, :, : self.width] = _OUT | self._slot_index  # unused
-        rows3[r, :, self.width :] = 0
-        rows3[r, :, 0] = (2 * self.time_limit) << self.shift  # slot 0: the sentinel, gap from 0
-        rows3[r, :, self.width] = self.time_limit
+        rows3 = self.slots.reshape(self.n_envs, self.n_machines, self.width)
+        rows3[r] = _UNUSED | np.arange(self.width)
+        rows3[r, :, 0] = self._sentinel(0, 0)  # the gap from time 0
         self.slot_count.reshape(self.n_envs, self.n_machines)[r] = 0
+
+    def _sentinel(self, slot: np.ndarray | int, last_end: np.ndarray | int) -> np.ndarray | int:
+        """The packed sentinel at ``slot`` after a machine's last end ``last_end``."""
+        return (((2 * self.time_limit) << self.shift) | slot) | ((self.time_limit - last_end) << 32)
 
     @property
     def complete(self) -> np.ndarray:
@@ -180,18 +186,39 @@ class JobShopBatch:
 
     def legal(self, jobs: np.ndarray) -> np.ndarray:
         """(N,) bool: ``jobs[i]`` is a job of env ``i`` with operations left."""
+        return self._legality(jobs)[0]
+
+    def _legality(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(legal, the job clipped into range, its (env, job) row)."""
         as_unsigned = jobs.astype(np.uint64)  # a negative job becomes huge
-        inside = as_unsigned < self.n_jobs
         safe = np.minimum(as_unsigned, self.n_jobs - 1).astype(np.int64)
-        return inside & (self.mask.ravel()[self._job_base + safe] != 0)
+        rj = self._job_base + safe
+        return (as_unsigned < self.n_jobs) & (self.mask.ravel()[rj] != 0), safe, rj
 
     # ------------------------------------------------------------------ dispatch
+    def try_dispatch(self, jobs: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
+        """Dispatch ``jobs[i]`` in every env ``i`` where it is legal (and ``skip`` is False);
+        returns (N,) bool: where it was."""
+        legal, safe, rj = self._legality(jobs)
+        if skip is not None:
+            legal &= ~skip
+        if legal.all():
+            self._dispatch(None, safe, rj)
+        else:
+            rows = np.flatnonzero(legal)
+            if len(rows):
+                self._dispatch(rows, safe[rows], rj[rows])
+        return legal
+
     def dispatch(self, rows: np.ndarray | None, jobs: np.ndarray) -> None:
         """Place the next operation of ``jobs[x]`` in env ``rows[x]`` (None: every env, job
         ``jobs[i]`` in env ``i``; each legal, see :meth:`legal`) at its earliest feasible start."""
+        envs = self._all if rows is None else rows
+        self._dispatch(rows, jobs, envs * self.n_jobs + jobs)
+
+    def _dispatch(self, rows: np.ndarray | None, jobs: np.ndarray, rj: np.ndarray) -> None:
         every = rows is None
         envs = self._all if every else rows
-        rj = (self._job_base if every else envs * self.n_jobs) + jobs
         k = self.next_op.ravel()[rj]
         tj = jobs if self._one_instance else self.env_table[envs] * self.n_jobs + jobs
         op = tj * self.n_ops + k  # the operation, in the table
@@ -201,43 +228,34 @@ class JobShopBatch:
         rm = envs * self.n_machines + mc
         width, shift = self.width, self.shift
         # the first gap that holds the operation (see the module docstring)
-        gathered = self.slots.take(rm, axis=0)  # (K, 2W): keys, gaps
-        by_slot = gathered.T.copy()  # (2W, K)
-        keys = by_slot[:width]
-        miss = by_slot[width:] - p.astype(np.int32)
-        miss |= keys - ((2 * (t0 + p)) << shift).astype(np.int32)
-        miss >>= 31  # -1 where a test failed
-        miss &= _OUT
-        miss |= keys
-        best = miss.min(axis=0).astype(np.int64)
+        gathered = self.slots.take(rm, axis=0)  # (K, W)
+        by_slot = gathered.T.copy()  # (W, K)
+        test = by_slot - ((p << 32) | ((2 * (t0 + p)) << shift))
+        test &= _MISS
+        by_slot &= _LOW
+        by_slot |= test  # a key, with a high bit set where the slot does not fit
+        best = by_slot.view(np.uint64).min(axis=0).view(np.int64)
         slot = best & (width - 1)
-        line = self._lines if every else np.arange(len(rm)) * (2 * width)
+        line = self._lines if every else np.arange(len(rm)) * width
         flat = gathered.ravel()
         count = self.slot_count[rm]
         next_start = best >> (shift + 1)
-        prev_end = next_start - flat[line + width + slot]
-        last_end = self.time_limit - flat[line + width + count].astype(np.int64)
+        prev_end = next_start - (flat[line + slot] >> 32)
+        last_end = self.time_limit - (flat[line + count] >> 32)
         start = np.maximum(prev_end, t0)
         end = start + p
         out = self.slots.ravel()
-        base = rm * (2 * width)
-        before = base + slot  # the key of the slot the new operation goes before
-        out[before + width] = next_start - end
-        out[before] = (((2 * next_start + (next_start == end)) << shift) | slot)
-        new = base + count  # the sentinel's slot: the sentinel moves up one
-        out[new] = ((2 * start + (start == prev_end)) << shift) | count
-        out[new + width] = start - prev_end
+        base = rm * width
+        out[base + slot] = (((2 * next_start + (next_start == end)) << shift) | slot) | ((next_start - end) << 32)
+        out[base + count] = (((2 * start + (start == prev_end)) << shift) | count) | ((start - prev_end) << 32)
         last_end = np.maximum(last_end, end)
-        out[new + 1] = ((2 * self.time_limit) << shift) | (count + 1)
-        out[new + 1 + width] = self.time_limit - last_end
+        out[base + count + 1] = self._sentinel(count + 1, last_end)
         self.slot_count[rm] = count + 1
         self.machine_available.ravel()[rm] = last_end
         # the env's own arrays
-        local = rj * self.n_ops + k
-        self.start.ravel()[local] = start
+        self.done.ravel()[rj * self.n_ops + k] = 1
         self.job_ready.ravel()[rj] = end
         self.next_op.ravel()[rj] = k + 1
-        self.done.ravel()[local] = 1
         # the job's bounds from operation k on move by this operation's delay (whole numbers
         # below 2**24 are exact in float32, so they equal the single engine's)
         delay = start - t0
@@ -245,21 +263,25 @@ class JobShopBatch:
         if len(late):
             lb_rows = self.lower_bound.reshape(-1, self.n_ops)
             rows_late = rj[late]
-            lb_rows[rows_late] = lb_rows.take(rows_late, axis=0) + self._later.take(k[late], axis=0) * (
-                delay[late].astype(np.float32)[:, None]
-            )
-        bound = end + self._table_after[op]
+            shifted = self._later.take(k[late], axis=0)
+            shifted *= delay[late].astype(np.float32)[:, None]
+            shifted += lb_rows.take(rows_late, axis=0)
+            lb_rows[rows_late] = shifted
         finished = k + 1 == self.n_ops
         if every:
             self.n_scheduled += 1
             np.maximum(self.makespan, end, out=self.makespan)
-            np.maximum(self.lb_makespan, bound, out=self.lb_makespan)
             self.jobs_done += finished
         else:
             self.n_scheduled[envs] += 1
             self.makespan[envs] = np.maximum(self.makespan[envs], end)
-            self.lb_makespan[envs] = np.maximum(self.lb_makespan[envs], bound)
             self.jobs_done[envs] += finished
+        if self.track_bound:
+            bound = end + self._table_after[op]
+            if every:
+                np.maximum(self.lb_makespan, bound, out=self.lb_makespan)
+            else:
+                self.lb_makespan[envs] = np.maximum(self.lb_makespan[envs], bound)
         if finished.any():
             self.mask.ravel()[rj[finished]] = 0
 
@@ -267,8 +289,10 @@ class JobShopBatch:
     def sequences(self, i: int) -> list[list[int]]:
         """Env ``i``'s jobs in processing order on each machine (REALM's ``sequence``):
         by start, a zero-duration operation before a longer one starting with it."""
+        ends = self.lower_bound[i].astype(np.int64)  # a scheduled operation's bound is its end
+        durations = self.processing_time[i].astype(np.int64)
         ops = [
-            (int(self.start[i, j, k]), int(self.processing_time[i, j, k] > 0), j, int(self.machine[i, j, k]))
+            (int(ends[j, k] - durations[j, k]), int(durations[j, k] > 0), j, int(self.machine[i, j, k]))
             for j in range(self.n_jobs)
             for k in range(int(self.next_op[i, j]))
         ]
