@@ -107,3 +107,12 @@ def test_state_snapshot_sees_nested_changes():
     before = state_snapshot(env)
     env.lit[np.flatnonzero(~env.lit)[0]] = True
     assert state_snapshot(env) != before
+
+
+def test_a_state_change_of_shape_is_named_not_a_crash():
+    """A snapshot part that turns from a labelled pair into something else is still reported
+    by its path (it raised IndexError inside the report before)."""
+    from crab_gym.envs.testing import _first_difference
+
+    assert _first_difference((("a", (1, 2)), 3), ((1,), 3)) == "[0]"
+    assert _first_difference((("map", (("x", 1),)),), (("map", (("x", 2),)),)) == "[0].x"

@@ -159,10 +159,15 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
         return path or "<root>"
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
-            label = x[0] if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) else ""
+            label = _label(x) if _label(x) == _label(y) else ""  # a labelled pair on both sides
             step = f".{label}" if label and not label.startswith(("map", "list", "tuple")) else f"[{i}]"
             return _first_difference(x[1] if label else x, y[1] if label else y, path + step)
     return path or "<root>"
+
+
+def _label(x: Any) -> str:
+    """The label of a frozen ``(label, value)`` pair, else ``""``."""
+    return x[0] if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) else ""
 
 
 def _same(a: Any, b: Any) -> bool:

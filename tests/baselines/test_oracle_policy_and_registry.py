@@ -7,8 +7,17 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
-from crab_gym.baselines.registry import policy_factories
+from crab_gym.baselines.registry import policy_factories, policy_specs
 from crab_gym.cli import main
+from crab_gym.envs.registration import realm_ids
+
+#: Every problem-specific heuristic, with each id it names.
+HEURISTICS = [
+    (env_id, spec.name)
+    for spec in policy_specs().values()
+    if spec.env_ids is not None and spec.name != "oracle"
+    for env_id in spec.env_ids
+]
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +39,7 @@ def play(env_id: str, policy_name: str, **kwargs):
             return total, steps, info
 
 
-@pytest.mark.parametrize("env_id", ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"])
+@pytest.mark.parametrize("env_id", realm_ids())
 def test_oracle_plan_scores_one_on_every_realm_env(env_id):
     total, _, info = play(env_id, "oracle")
     metrics = info["metrics"]
@@ -44,16 +53,7 @@ def test_oracle_on_a_jssp_instance_matches_the_known_optimum():
     assert info["metrics"]["makespan"] == 666
 
 
-@pytest.mark.parametrize(
-    "env_id, policy",
-    [
-        ("Realm-P1-v0", "p1_insertion"),
-        ("Realm-P2-v0", "p2_earliest_start"),
-        ("Realm-P3-v0", "ridesharing_greedy"),
-        ("Realm-P4-v0", "ridesharing_greedy"),
-        ("Realm-P11-v0", "mwkr"),
-    ],
-)
+@pytest.mark.parametrize("env_id, policy", HEURISTICS)
 def test_heuristics_finish_with_feasible_plans(env_id, policy):
     total, _, info = play(env_id, policy)
     assert 0.0 < info["metrics"]["optimality"] <= 1.0

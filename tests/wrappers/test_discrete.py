@@ -16,11 +16,12 @@ import crab_gym  # noqa: F401  (registers the ids)
 from crab_gym.core import action, evaluator
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.jobshop.heuristics import SPT, run_rule
+from crab_gym.envs.registration import realm_ids
 from crab_gym.wrappers.discrete import DiscreteActions
 from tests.core.toy_env import LampsEnv
 
 REALM_FINITE = ["Realm-P11-v0", "Realm-P1-v0"]
-REALM_ALL = ["Realm-P1-v0", "Realm-P2-v0", "Realm-P3-v0", "Realm-P4-v0", "Realm-P11-v0"]
+REALM_ALL = realm_ids()
 
 
 def _check(env: gym.Env) -> None:
