@@ -80,6 +80,30 @@ class DisruptiveEnv(Protocol):
         ...
 
 
+#: How an env with disruptions scores adaptation: against the oracle re-solving from the
+#: episode's own state at each disruption (``"resolve"``), or against the reference plan.
+AdaptationReference = Literal["resolve", "oracle"]
+
+
+def checked_adaptation_reference(value: Any) -> str:
+    """The checked ``adaptation_reference`` argument."""
+    if value not in ("resolve", "oracle"):
+        raise ValueError(f"adaptation_reference must be 'resolve' or 'oracle', got {value!r}")
+    return str(value)
+
+
+def disruption_report(applied: bool, clock: int, message: str, disruption: dict[str, Any]) -> DisruptionReport:
+    """What :meth:`DisruptiveEnv.apply_disruption` returns for a disruption it accepted:
+    ``applied`` now, else scheduled for when the clock reaches its start."""
+    return {"applied": applied, "scheduled": not applied, "clock": int(clock), "message": message,
+            "disruption": disruption}
+
+
+def episode_over_report() -> DisruptionReport:
+    """What :meth:`DisruptiveEnv.apply_disruption` returns once the episode is over."""
+    return {"applied": False, "scheduled": False, "clock": -1, "message": "the episode is over"}
+
+
 def missing_members(env: Any) -> list[str]:
     """The :class:`DisruptiveEnv` members ``env`` lacks ([] if it supports disruptions)."""
     return [name for name in PROTOCOL_MEMBERS if not hasattr(env, name)]

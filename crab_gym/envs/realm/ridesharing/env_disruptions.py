@@ -15,7 +15,12 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
-from crab_gym.envs.realm.common.disruptions import DisruptionReport
+from crab_gym.envs.realm.common.disruptions import (
+    DisruptionReport,
+    checked_adaptation_reference,
+    disruption_report,
+    episode_over_report,
+)
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
@@ -137,9 +142,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         adaptation_reference: Literal["resolve", "oracle"] = "resolve",
         **options: Any,
     ) -> None:
-        if adaptation_reference not in ("resolve", "oracle"):
-            raise ValueError(f"adaptation_reference must be 'resolve' or 'oracle', got {adaptation_reference!r}")
-        self.adaptation_mode = adaptation_reference
+        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
     def _observation_spaces(self, inst: P3Instance) -> dict[str, gym.Space]:
@@ -185,7 +188,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         d = self.parse_disruption(disruption)
         clock = self.sim.clock
         if clock is None:
-            return {"applied": False, "scheduled": False, "clock": -1, "message": "the episode is over"}
+            return episode_over_report()
         if d.start is None:
             d = d.with_start(clock)
         self._injected.append(d)
@@ -203,8 +206,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         )
         if not applied:
             self._events.append(msg)
-        return {"applied": applied, "scheduled": not applied, "clock": int(clock), "message": msg,
-                "disruption": disruption_to_json(d)}
+        return disruption_report(applied, clock, msg, disruption_to_json(d))
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike here: ``routes`` ("a-b", one per road), ``locations``,
