@@ -135,6 +135,7 @@ def test_label_placer_avoids_earlier_labels_and_marks():
         ("Realm-P2-v0", {"instance": "p2_small_00"}, "assigned "),
         ("Realm-P3-v0", {"instance": "p3_small_01"}, "clock "),
         ("Realm-P4-v0", {"instance": "p4_small_01"}, "clock "),
+        ("Realm-P5-v0", {"instance": "p5_small_01"}, "clock "),
         ("Realm-P11-v0", {"instance": "ft06"}, "makespan "),
     ],
 )

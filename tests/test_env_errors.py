@@ -22,6 +22,12 @@ NEAR_MISS = {
     "Realm-P2-v0": ("p2_smll_00", "p2_small_00"),
     "Realm-P3-v0": ("p3_smal_01", "p3_small_01"),
     "Realm-P4-v0": ("p4_small-01", "p4_small_01"),
+    "Realm-P5-v0": ("p5_smal_00", "p5_small_00"),
+    "Realm-P8-v0": ("p8_small-00", "p8_small_00"),
+    "Realm-P6-v0": ("p6_smal_00", "p6_small_00"),
+    "Realm-P9-v0": ("p9_small-00", "p9_small_00"),
+    "Realm-P10-v0": ("p10_smal_00", "p10_small_00"),
+    "Realm-P7-v0": ("p7_smal_00", "p7_small_00"),
     "Realm-P11-v0": ("ft6x", "ft06"),
 }
 
@@ -30,6 +36,10 @@ GENERATOR_KEYS = {
     "Realm-P1-v0": ["n_targets", "size"],
     "Realm-P2-v0": ["n_groups", "n_guides", "size"],
     **dict.fromkeys(("Realm-P3-v0", "Realm-P4-v0"), ["n_requests", "n_vehicles", "n_locations", "size"]),
+    **dict.fromkeys(("Realm-P5-v0", "Realm-P8-v0"), ["n_guests", "n_errands", "n_vehicles", "size"]),
+    **dict.fromkeys(("Realm-P6-v0", "Realm-P9-v0"), ["n_members", "n_tasks", "n_cars", "size"]),
+    "Realm-P10-v0": ["n_components", "n_suppliers", "n_days", "size"],
+    "Realm-P7-v0": ["n_regions", "n_vehicles", "size"],
     "Realm-P11-v0": ["n_jobs", "n_machines", "low", "high"],
 }
 

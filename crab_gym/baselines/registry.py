@@ -18,9 +18,13 @@ from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
+from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
 from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
 from crab_gym.envs.realm.jobshop.heuristics import RULES
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
+from crab_gym.envs.realm.supply_chain.heuristics import greedy_action as supply_chain_action
+from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action as thanksgiving_action
+from crab_gym.envs.realm.wedding.heuristics import greedy_action as wedding_action
 from crab_gym.envs.registration import realm_ids
 
 REALM_IDS = tuple(realm_ids())
@@ -82,6 +86,14 @@ def policy_specs() -> dict[str, PolicySpec]:
                    "earliest-preferred group first, to the guide who can start it soonest"),
         PolicySpec("ridesharing_greedy", lambda env: _EnvPolicy(env, greedy_action), ("Realm-P3-v0", "Realm-P4-v0"),
                    "each free vehicle to the legal stop it can serve soonest"),
+        PolicySpec("wedding_greedy", lambda env: _EnvPolicy(env, wedding_action), ("Realm-P5-v0", "Realm-P8-v0"),
+                   "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue"),
+        PolicySpec("p10_greedy", lambda env: _EnvPolicy(env, supply_chain_action), ("Realm-P10-v0",),
+                   "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier"),
+        PolicySpec("thanksgiving_greedy", lambda env: _EnvPolicy(env, thanksgiving_action), ("Realm-P6-v0", "Realm-P9-v0"),
+                   "fetch the earliest flights first, then cook the longest remaining chain first"),
+        PolicySpec("p7_greedy", lambda env: GreedyReliefPolicy(env), ("Realm-P7-v0",),
+                   "each free vehicle sends the load that earns most severity-weighted need met now"),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env: LLMAgent(), None,

@@ -4,14 +4,20 @@ The upstream repository has no license, so crab_gym ships none of its files; use
 :func:`load_realm_instance` at their own copy. The problem is recognised from the file's
 keys (:data:`~crab_gym.envs.realm.common.upstream.PROBLEM_KEYS`):
 
-==========================================  =======  ==============================================
-keys                                        problem  converter
-==========================================  =======  ==============================================
-``distances`` + ``time_windows``            P1       ``campus_tour.formats.from_upstream_p1``
-``visitor_groups`` + ``tour_guides``        P2       ``group_tours.formats.from_upstream_p2``
-``city_map`` + ``ride_requests``            P3       ``ridesharing.formats.from_upstream_p3``
-the P3 keys + ``disruptions``               P4       ``ridesharing.formats.from_upstream_p4``
-==========================================  =======  ==============================================
+===========================================  =======  ============================================
+keys                                         problem  converter
+===========================================  =======  ============================================
+``distances`` + ``time_windows``             P1       ``campus_tour.formats.from_upstream_p1``
+``visitor_groups`` + ``tour_guides``         P2       ``group_tours.formats.from_upstream_p2``
+``city_map`` + ``ride_requests``             P3       ``ridesharing.formats.from_upstream_p3``
+the P3 keys + ``disruptions``                P4       ``ridesharing.formats.from_upstream_p4``
+``guests`` + ``errands`` + ``travel_times``  P5       ``wedding.formats.from_upstream_p5``
+the P5 keys + ``disruptions``                P8       ``wedding.formats.from_upstream_p8``
+``cooking_tasks`` + ``family_members``       P6       ``thanksgiving.formats.from_upstream``
+the P6 keys + ``disruptions``                P9       ``thanksgiving.formats.from_upstream``
+``regions`` + ``resources``                  P7       ``disaster_relief.formats.from_upstream_p7``
+``suppliers`` + ``facilities`` + ...         P10      ``supply_chain.formats.from_upstream_p10``
+===========================================  =======  ============================================
 """
 
 from __future__ import annotations
@@ -24,8 +30,12 @@ from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.loading import read_json
 from crab_gym.envs.realm.common.upstream import PROBLEM_KEYS, detect_problem, missing_key_error, partial_upstream
+from crab_gym.envs.realm.disaster_relief.formats import from_upstream_p7
 from crab_gym.envs.realm.group_tours.formats import from_upstream_p2
 from crab_gym.envs.realm.ridesharing.formats import from_upstream_p3, from_upstream_p4
+from crab_gym.envs.realm.supply_chain.formats import from_upstream_p10
+from crab_gym.envs.realm.thanksgiving.formats import from_upstream as from_upstream_thanksgiving
+from crab_gym.envs.realm.wedding.formats import from_upstream_p5, from_upstream_p8
 
 #: The family converter of each upstream problem.
 CONVERTERS: dict[str, Callable[[Any, str], Any]] = {
@@ -33,6 +43,12 @@ CONVERTERS: dict[str, Callable[[Any, str], Any]] = {
     "P2": from_upstream_p2,
     "P3": from_upstream_p3,
     "P4": from_upstream_p4,
+    "P5": from_upstream_p5,
+    "P8": from_upstream_p8,
+    "P6": from_upstream_thanksgiving,
+    "P9": from_upstream_thanksgiving,
+    "P7": from_upstream_p7,
+    "P10": from_upstream_p10,
 }
 
 
@@ -47,7 +63,7 @@ def convert_upstream(data: Any, source: str = "<mapping>") -> Any:
             raise missing_key_error(data, partial[0], partial[1], source)
         raise InstanceFormatError(
             source,
-            "not a REALM-Bench P1-P4 file: expected the keys of one of "
+            "not a REALM-Bench P1-P10 file: expected the keys of one of "
             + "; ".join(f"{p}: {', '.join(k)}" for p, k in reversed(PROBLEM_KEYS))
             + f" (found: {', '.join(sorted(map(str, data))) or 'none'})",
         )
@@ -55,7 +71,7 @@ def convert_upstream(data: Any, source: str = "<mapping>") -> Any:
 
 
 def load_realm_instance(path: str | Path) -> Any:
-    """Read an upstream REALM-Bench JSON file (P1-P4) and return crab_gym's instance for it.
+    """Read an upstream REALM-Bench JSON file (P1-P10) and return crab_gym's instance for it.
 
     Units are converted to minutes from midnight and known upstream bugs repaired; each
     repair is reported as a :class:`~crab_gym.datasets.RealmRepairWarning`. A file that cannot

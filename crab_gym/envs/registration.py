@@ -31,8 +31,12 @@ ENV_SPECS: tuple[EnvSpecEntry, ...] = (
     EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv"),
     EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv"),
     EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv"),
+    EnvSpecEntry("Realm-P5-v0", "crab_gym.envs.realm.wedding.env:WeddingEnv"),
+    EnvSpecEntry("Realm-P8-v0", "crab_gym.envs.realm.wedding.env_disruptions:WeddingDisruptionEnv"),
     EnvSpecEntry("Realm-P6-v0", "crab_gym.envs.realm.thanksgiving.env:ThanksgivingEnv"),
+    EnvSpecEntry("Realm-P7-v0", "crab_gym.envs.realm.disaster_relief.env:DisasterReliefEnv"),
     EnvSpecEntry("Realm-P9-v0", "crab_gym.envs.realm.thanksgiving.env_delays:ThanksgivingDelaysEnv"),
+    EnvSpecEntry("Realm-P10-v0", "crab_gym.envs.realm.supply_chain.env:SupplyChainEnv"),
     EnvSpecEntry(
         "Realm-P11-v0",
         "crab_gym.envs.realm.jobshop.env:JobShopEnv",

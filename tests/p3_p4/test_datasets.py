@@ -173,7 +173,7 @@ def test_bad_json_and_unknown_shape(tmp_path):
         load_realm_instance(bad)
     assert err.value.line is not None and "bad.json" in str(err.value)
     other = up.write(tmp_path, "other.json", {"jobs": []})
-    with pytest.raises(InstanceFormatError, match="not a REALM-Bench P1-P4 file"):
+    with pytest.raises(InstanceFormatError, match="not a REALM-Bench P1-P10 file"):
         load_realm_instance(other)
 
 

@@ -17,11 +17,17 @@ PROBLEM_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("P3", ("city_map", "ride_requests")),
     ("P2", ("visitor_groups", "tour_guides")),
     ("P1", ("distances", "time_windows")),
+    ("P10", ("suppliers", "facilities", "delivery_deadlines")),
+    ("P9", ("cooking_tasks", "family_members", "disruptions")),
+    ("P6", ("cooking_tasks", "family_members")),
+    ("P8", ("guests", "errands", "travel_times", "disruptions")),
+    ("P5", ("guests", "errands", "travel_times")),
+    ("P7", ("regions", "resources")),
 )
 
 
 def detect_problem(data: Any) -> str | None:
-    """``"P1"`` .. ``"P4"`` from an upstream mapping's keys, or None if none matches."""
+    """``"P1"`` .. ``"P10"`` from an upstream mapping's keys, or None if none matches."""
     if not isinstance(data, dict):
         return None
     for problem, keys in PROBLEM_KEYS:
@@ -33,7 +39,9 @@ def detect_problem(data: Any) -> str | None:
 #: Detection keys that crab_gym's own formats never use: one of them present marks a file as
 #: upstream-shaped even when another detection key is missing. (``disruptions`` is not among
 #: them: our own P4 format has it too.)
-_UPSTREAM_ONLY = ("distances", "time_windows", "visitor_groups", "tour_guides", "city_map", "ride_requests")
+_UPSTREAM_ONLY = ("distances", "time_windows", "visitor_groups", "tour_guides", "city_map", "ride_requests",
+                  "delivery_deadlines", "cooking_tasks", "family_members", "travel_times",
+                  "resources")
 
 
 def partial_upstream(data: Any) -> tuple[str, list[str]] | None:

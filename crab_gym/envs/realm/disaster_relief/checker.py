@@ -1,0 +1,141 @@
+"""The independent P7 checker: a whole plan's cost and every declared constraint, computed
+from the instance, the disruptions faced and the trips alone (apart from the env's
+:mod:`.sim`, so the tests can compare the two).
+
+A plan is ``{"trips": [{"vehicle", "region", "load": {resource: units}, "depart"}]}``.
+Trips are taken in order of departure (ties: plan order). Each trip declares five
+constraints -- ``capacity``, ``stock``, ``weather``, ``one_at_a_time``, ``horizon`` -- and a
+trip that breaks one is not carried out (it delivers nothing and drives nothing): the plan
+is then infeasible. Disruptions strike before the departures of their minute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.disaster_relief.model import (
+    RESOURCES,
+    P7Instance,
+    ResourceShortage,
+    WeatherEvent,
+    lost_units,
+    shortfall_points,
+)
+
+#: The constraints each trip declares.
+TRIP_CONSTRAINTS = ("capacity", "stock", "weather", "one_at_a_time", "horizon")
+
+
+class PlanShapeError(ValueError):
+    """A plan naming an unknown vehicle, region or resource, or a negative load."""
+
+
+@dataclass
+class ReliefCheck(PlanCheck):
+    """The checker's verdict, plus what P7 measures besides.
+
+    Attributes:
+        points: severity-weighted shortfall points.
+        minutes: transport minutes of the trips carried out.
+        on_time, late: units received per region and resource, by the deadline / after it.
+        delivered: units delivered in all (counted or not).
+        refused: ``(trip index, constraint)`` of each trip not carried out.
+    """
+
+    points: int = 0
+    minutes: int = 0
+    on_time: list[dict[str, int]] = field(default_factory=list)
+    late: list[dict[str, int]] = field(default_factory=list)
+    delivered: int = 0
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+
+def normal_trip(inst: P7Instance, trip: Mapping[str, Any], k: int) -> tuple[int, int, dict[str, int], int]:
+    """``(vehicle index, region index, load, depart)`` of a plan trip; raises
+    :class:`PlanShapeError` naming trip ``k`` when it names something unknown."""
+    vehicles, regions = inst.vehicle_ids, inst.region_ids
+    vid, rid = trip.get("vehicle"), trip.get("region")
+    if vid not in vehicles:
+        raise PlanShapeError(f"trips[{k}]: unknown vehicle {vid!r}; vehicles: {', '.join(vehicles)}")
+    if rid not in regions:
+        raise PlanShapeError(f"trips[{k}]: unknown region {rid!r}; regions: {', '.join(regions)}")
+    load = {str(res): int(q) for res, q in dict(trip.get("load") or {}).items()}
+    for res, q in load.items():
+        if res not in RESOURCES:
+            raise PlanShapeError(f"trips[{k}].load: unknown resource {res!r}; resources: {', '.join(RESOURCES)}")
+        if q < 0:
+            raise PlanShapeError(f"trips[{k}].load.{res}: negative load {q}")
+    depart = trip.get("depart")
+    if not isinstance(depart, int) or isinstance(depart, bool):
+        raise PlanShapeError(f"trips[{k}].depart: expected a minute (int), got {depart!r}")
+    return vehicles.index(vid), regions.index(rid), {r: q for r, q in load.items() if q > 0}, depart
+
+
+def check_plan(inst: P7Instance, plan: Mapping[str, Any], schedule: Sequence[Any] | None = None) -> ReliefCheck:
+    """Score ``plan`` on ``inst`` facing ``schedule`` (default: the instance's disruptions)."""
+    schedule = list(inst.disruptions if schedule is None else schedule)
+    trips = [normal_trip(inst, t, k) for k, t in enumerate(plan.get("trips", []))]
+    order = sorted(range(len(trips)), key=lambda k: (trips[k][3], k))
+    stock = {res: inst.stock.get(res, 0) for res in RESOURCES}
+    shortages = sorted((d for d in schedule if isinstance(d, ResourceShortage)), key=lambda d: d.start)
+    blocks = [d for d in schedule if isinstance(d, WeatherEvent)]
+    on_time = [dict.fromkeys(RESOURCES, 0) for _ in inst.regions]
+    late = [dict.fromkeys(RESOURCES, 0) for _ in inst.regions]
+    busy_until = [inst.start] * len(inst.vehicles)
+    refused: list[tuple[int, str]] = []
+    minutes = delivered = 0
+    next_shortage = 0
+    for k in order:
+        v, r, load, depart = trips[k]
+        while next_shortage < len(shortages) and shortages[next_shortage].start <= depart:
+            d = shortages[next_shortage]
+            stock[d.resource] -= lost_units(stock[d.resource], d.fraction)
+            next_shortage += 1
+        veh, region = inst.vehicles[v], inst.regions[r]
+        leg = inst.one_way[v][r]
+        broken = None
+        if sum(load.values()) > veh.capacity:
+            broken = "capacity"
+        elif any(q > stock[res] for res, q in load.items()):
+            broken = "stock"
+        elif any(b.region == region.id and b.start <= depart < b.end for b in blocks):
+            broken = "weather"
+        elif depart < busy_until[v]:
+            broken = "one_at_a_time"
+        elif depart + leg > inst.horizon:
+            broken = "horizon"
+        if broken:
+            refused.append((k, broken))
+            continue
+        for res, q in load.items():
+            stock[res] -= q
+            (on_time if depart + leg <= region.deadline else late)[r][res] += q
+            delivered += q
+        busy_until[v] = depart + 2 * leg
+        minutes += 2 * leg
+    points = shortfall_points(inst, on_time, late)
+    counted = sum(
+        min(need, on_time[r][res] + late[r][res]) for r, reg in enumerate(inst.regions) for res, need in reg.needs.items()
+    )
+    declared = len(TRIP_CONSTRAINTS) * len(trips)
+    constraints = {f"trips[{k}].{c}": (k, c) not in refused for k in range(len(trips)) for c in TRIP_CONSTRAINTS}
+    metrics = {
+        "planning_quality": 1.0 - points / inst.total_points if inst.total_points else 1.0,
+        "constraint_satisfaction": 1.0 - len(refused) / declared if declared else 1.0,
+        "coordination": counted / delivered if delivered else 1.0,
+    }
+    return ReliefCheck(
+        feasible=not refused,
+        cost=float(inst.minute_weight * points + minutes),
+        constraints=constraints,
+        metrics=metrics,
+        points=points,
+        minutes=minutes,
+        on_time=on_time,
+        late=late,
+        delivered=delivered,
+        refused=refused,
+    )

@@ -1,0 +1,584 @@
+"""Realm-P7-v0: disaster relief with weather blocks and resource shortages (REALM-Bench P7),
+as the Gymnasium env :class:`DisasterReliefEnv`; its docstring is the env's reference.
+
+This module does not use ``from __future__ import annotations``: the action signatures are
+built inside a function with ``Literal`` types that pydantic must resolve.
+"""
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import networkx as nx
+import numpy as np
+from gymnasium import spaces
+from pydantic import ConfigDict, Field, create_model
+
+from crab_gym.core.action import Action
+from crab_gym.core.evaluator import Evaluator, evaluator
+from crab_gym.envs.realm.common.disruptions import (
+    DisruptionReport,
+    checked_adaptation_reference,
+    disruption_report,
+    episode_over_report,
+)
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init
+from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.disaster_relief import render as rendering
+from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
+from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
+from crab_gym.envs.realm.disaster_relief.disruptions import (
+    DISRUPTION_KINDS,
+    disruption_to_json,
+    on_grid,
+    parse_disruption,
+)
+from crab_gym.envs.realm.disaster_relief.formats import FILES
+from crab_gym.envs.realm.disaster_relief.generator import generate_p7
+from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent, region_credit
+from crab_gym.envs.realm.disaster_relief.references import reference_p7
+from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
+
+DEFAULT_INSTANCE = "p7_small_00"
+#: Upper bound of every minute in the observation (four days).
+MAX_MINUTE = 4 * 24 * 60
+#: Upper bound of every quantity in the observation and of a submitted load (at least).
+MAX_UNITS = 1_000_000
+
+#: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn instances.
+SOURCE = InstanceSource(FILES, SizedGenerator(generate_p7, {"n_regions": 3, "n_vehicles": 2}))
+
+
+def _make_actions(inst: P7Instance, max_load: int) -> list[Action]:
+    """``send`` and ``wait`` over this instance's vehicles, regions and resources; ``submit_plan``."""
+    VehicleId = Literal[tuple(inst.vehicle_ids)]  # type: ignore[valid-type]
+    RegionId = Literal[tuple(inst.region_ids)]  # type: ignore[valid-type]
+    ResourceName = Literal[RESOURCES]  # type: ignore[valid-type]
+    strict = ConfigDict(extra="forbid")
+    load_model = create_model(
+        "Load", __config__=strict,
+        **{k: (int, Field(default=0, ge=0, le=max_load, description=f"units of {k}")) for k in RESOURCES},
+    )
+    trip_model = create_model(
+        "Trip", __config__=strict,
+        vehicle=(VehicleId, Field(description="vehicle id")),
+        region=(RegionId, Field(description="region id")),
+        load=(load_model, Field(description="units of each resource on board")),
+        depart=(int, Field(ge=0, le=MAX_MINUTE, description="minute from midnight the trip leaves the base")),
+    )
+    Trips = Annotated[list[trip_model], Field(max_length=len(inst.vehicles) * inst.n_slots)]  # type: ignore[valid-type]
+
+    def send(vehicle: VehicleId, region: RegionId, resource: ResourceName, env: Any) -> None:
+        """Send a vehicle that is at the base now to a region with as much of one resource as
+        the region still needs, capped by the vehicle's capacity and the stock.
+
+        Args:
+            vehicle: id of a vehicle free now.
+            region: id of the region to supply.
+            resource: the resource to carry.
+        """
+        env._send(inst_index(env.instance.vehicle_ids, vehicle), inst_index(env.instance.region_ids, region), resource)
+
+    def wait(vehicle: VehicleId, env: Any) -> None:
+        """Keep a vehicle at the base until the next event (a vehicle back, a load arriving, a
+        disruption, a weather block lifting); when nothing is left to come it stands down.
+
+        Args:
+            vehicle: id of a vehicle free now.
+        """
+        env._wait(inst_index(env.instance.vehicle_ids, vehicle))
+
+    def submit_plan(trips: Trips, env: Any) -> None:  # type: ignore[valid-type]
+        """Finish with a whole plan: the trips still to make, each {"vehicle", "region",
+        "load": {"food": 500, ...}, "depart": minute}. Trips made so far are kept; new ones
+        leave from now on. A trip that breaks a constraint when its time comes (capacity,
+        stock, a weather block, its vehicle still away, arrival after the horizon) is refused
+        and counted as a violation.
+
+        Args:
+            trips: the trips, in any order.
+        """
+        env._run_pending_plan()
+
+    return [Action.from_function(f, env_name="realm-p7") for f in (send, wait, submit_plan)]
+
+
+def inst_index(ids: list[str], ident: str) -> int:
+    """The index of ``ident`` in ``ids`` (validated by the action's schema before)."""
+    return ids.index(ident)
+
+
+def _served(r: int, rid: str) -> Evaluator:
+    """Region ``r`` spared at least the shortfall points the reference plan spares it."""
+    return evaluator(lambda env: env._region_credit(r) >= env._targets[r], name=f"served_{rid}",
+                     description=f"{rid} is served as well as the reference plan serves it")
+
+
+def _reached(r: int, rid: str) -> Evaluator:
+    """Some relief arrived in region ``r`` by its deadline (used when there is no reference plan)."""
+    return evaluator(lambda env: any(q > 0 for q in env.sim.on_time[r].values()), name=f"reached_{rid}_in_time",
+                     description=f"relief reached {rid} by its deadline")
+
+
+class DisasterReliefEnv(RealmEnv):
+    """Send relief from a base to regions in need before their deadlines, with vehicles of
+    different speed and capacity, while weather blocks regions and shortages cut the stock
+    (REALM-Bench P7).
+
+    ## Description
+
+    The model (``docs/p7.md`` tells it at length; :mod:`crab_gym.envs.realm.disaster_relief.model`
+    holds the instance type). Times are minutes from midnight, quantities units.
+
+    | part | model |
+    |---|---|
+    | decision | a sequence of trips per vehicle; a trip carries a load of each resource from the base to one region and returns |
+    | hard constraints | load <= the vehicle's capacity; the load is in stock when the trip leaves (after shortages); no trip leaves for a region while a weather block is in force there; one trip at a time per vehicle; the load arrives by the horizon |
+    | objective | minimise `K * shortfall + transport minutes`: first the severity-weighted need left unmet (a unit costs `2w` unmet, `w` late, 0 on time; `w` = 4 critical, 2 urgent, 1 normal), then the minutes driven (`K` exceeds any plan's minutes) |
+    | travel | one way = km / speed, rounded up to the 30-minute grid; a round trip takes twice that |
+
+    Disruptions fire when the clock reaches them: the instance's own and any injected
+    (:meth:`apply_disruption`, what `DisruptionWrapper` calls). A `weather_event` blocks
+    departures to its region while it lasts; a `resource_shortage` destroys
+    `floor(fraction * left)` units of a resource at the base. The agent learns of a
+    disruption when it fires.
+
+    ## Action Space
+
+    A `OneOf` over one `Dict` of arguments per action; `step` also takes a tool call
+    `{"name": ..., "arguments": {...}}` (`tools()` lists them). `V` vehicles, `R` regions.
+
+    | action | arguments | effect |
+    |---|---|---|
+    | `send` | `vehicle` (`Discrete(V)`), `region` (`Discrete(R)`), `resource` (`Discrete(4)`) | a vehicle free now leaves with as much of the resource as the region still needs (need minus what was sent), capped by its capacity and the stock |
+    | `wait` | `vehicle` (`Discrete(V)`) | the vehicle waits for the next event (a vehicle back, a load arriving, a disruption, a block lifting); when nothing is left to come it stands down |
+    | `submit_plan` | `trips`: a `Sequence` of `{vehicle, region, load: {resource: units}, depart}` | the trips still to make, carried out in order of departure; ends the episode. A trip naming nothing known or leaving before now makes the call invalid; a trip that breaks a constraint when its time comes is refused and counted as a violation |
+
+    `action_masks()` (and `obs["action_mask"]`, in `codec.flat_to_call` order: every `send`
+    then every `wait`) allows a `send` when the vehicle is free now, the region is not
+    blocked, it still needs the resource, the base has some and the load would arrive by the
+    horizon; `wait` for every vehicle free now. A free vehicle with no legal `send` that no
+    weather block keeps from one stands down by itself. An invalid action changes nothing,
+    earns `-invalid_action_penalty` and says why in `info["error"]`.
+
+    ## Observation Space
+
+    A `Dict` (`V` vehicles, `R` regions, 4 resources in the order medical_supplies, food,
+    water, shelter):
+
+    | key | shape, type | meaning |
+    |---|---|---|
+    | `clock` | `(1,)` float32 | the current minute |
+    | `vehicle_free_at` | `(V,)` float32 | when each vehicle is next at the base |
+    | `vehicle_acting` | `(V,)` MultiBinary | 1: the vehicle decides now |
+    | `vehicle_retired` | `(V,)` MultiBinary | 1: it has stood down |
+    | `vehicle_capacity` | `(V,)` float32 | units per trip |
+    | `travel` | `(V, R)` float32 | one-way minutes |
+    | `stock` | `(4,)` float32 | units at the base |
+    | `need` | `(R, 4)` float32 | units needed |
+    | `remaining` | `(R, 4)` float32 | need not yet sent |
+    | `received_on_time`, `received_late` | `(R, 4)` float32 | units arrived by the deadline / after it |
+    | `deadline` | `(R,)` float32 | minute from midnight |
+    | `weight` | `(R,)` float32 | severity weight (4, 2, 1) |
+    | `blocked` | `(R,)` MultiBinary | 1: a weather block is in force now |
+    | `action_mask` | `(n_flat,)` MultiBinary | `action_masks()` |
+
+    ## Rewards
+
+    Per valid step, `progress_weight` (0.5) x the rise of the sub-goal completeness; at the end
+    `optimality_weight` (0.5) x optimality = reference cost / cost (capped at 1; 0 if a
+    constraint is broken). Stocks are short on purpose, so no plan meets every need; the
+    sub-goals are what the optimum achieves: `served_<id>` per region the reference plan
+    serves, passed once the region is spared as many shortfall points as the reference plan
+    spares it (`2w` per unit on time, `w` per unit late). The return lies in [0, 1]; the
+    oracle's plan earns 1. (With `reference=` given there is no plan: the sub-goals are then
+    `reached_<id>_in_time`, some relief arrived by the region's deadline.)
+
+    ## Starting State
+
+    Every vehicle at the base at the instance's start, the full stock, nothing sent;
+    disruptions that start then have fired. `reset(options={"instance": ...})` swaps in an
+    instance with the same vehicle and region ids; with a `generator`, every reset draws a
+    fresh instance seeded by `reset(seed=...)`.
+
+    ## Episode End
+
+    Terminated when every vehicle has stood down (or a plan was submitted) and every load
+    under way has arrived; never truncated. `info` always holds `clock` (-1 after the end),
+    `events` (what happened, in words), `disruptions` (fired during the step, as JSON) and
+    `active_disruptions` (in force, in words). At the end `info["solution"]` holds REALM's
+    `{"allocations": {region: {resource: units}}}` plus `trips` and `disruptions`, and
+    `info["metrics"]` `planning_quality` (share of the regions the reference plan serves that
+    are served as well), `need_met_share` (1 - shortfall / the shortfall of sending nothing),
+    `optimality`, `constraint_satisfaction` (share of the 5
+    constraints per trip kept), `coordination` (share of the delivered units that met a need:
+    units beyond a need, e.g. two vehicles covering the same one, are waste), `adaptation`
+    (reference of the oracle re-solving from the state at the first disruption / cost;
+    1 for a feasible plan when no disruption fired before the end; 0 if infeasible), and
+    `cost`, `reference_cost`, `shortfall_points`, `transport_minutes`, `units_delivered`,
+    `adaptation_reference_cost`, `disruptions_applied`, `violations`.
+
+    The reference (`env.unwrapped.reference`, a `Reference` whose `plan` is the
+    `submit_plan` arguments) is the CP-SAT oracle's plan knowing every disruption the
+    episode faces: precomputed for shipped instances facing their own schedule, solved once
+    and cached on disk otherwise.
+
+    ## Arguments
+
+    | argument | default | meaning |
+    |---|---|---|
+    | `instance` | `"p7_small_00"` | a shipped name (`p7_small_00` ... `p7_large_05`), a path to a JSON file (crab_gym's P7 format or an upstream REALM-Bench P7 file), a mapping, or a `P7Instance` |
+    | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk |
+    | `adaptation_reference` | `"resolve"` | `"resolve"`: the re-solve from the episode's own state (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
+    | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
+    | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a map of the regions, the base, the trips) |
+    | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | 0, 0.5, 0.5 | reward weights |
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    instance_source = SOURCE
+    #: The disruption types a random process may draw (the disruption protocol).
+    disruption_kinds = DISRUPTION_KINDS
+    transient_attributes = (*RealmEnv.transient_attributes, "_events", "_fired")
+
+    @checked_init
+    @realm_keywords
+    def __init__(
+        self, instance: str | Path | dict | P7Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        adaptation_reference: Literal["resolve", "oracle"] = "resolve", **options: Any,
+    ) -> None:
+        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._generator, inst = SOURCE.start(instance, generator)
+        self._max_load = max([MAX_UNITS // 100] + [v.capacity for v in inst.vehicles])
+        super().__init__(_make_actions(inst, self._max_load), **options)
+        V, R, K = len(inst.vehicles), len(inst.regions), len(RESOURCES)
+        self._send_offset = self.codec.flat_offsets["send"]
+        self._wait_offset = self.codec.flat_offsets["wait"]
+        minutes = lambda *shape: spaces.Box(0.0, float(MAX_MINUTE), shape, np.float32)  # noqa: E731
+        units = lambda *shape: spaces.Box(0.0, float(MAX_UNITS), shape, np.float32)  # noqa: E731
+        self.observation_space = spaces.Dict({
+            "clock": minutes(1), "vehicle_free_at": minutes(V), "vehicle_acting": spaces.MultiBinary(V),
+            "vehicle_retired": spaces.MultiBinary(V), "vehicle_capacity": units(V), "travel": minutes(V, R),
+            "stock": units(K), "need": units(R, K), "remaining": units(R, K), "received_on_time": units(R, K),
+            "received_late": units(R, K), "deadline": minutes(R), "weight": spaces.Box(0.0, 4.0, (R,), np.float32),
+            "blocked": spaces.MultiBinary(R), "action_mask": spaces.MultiBinary(self.codec.n_flat),
+        })
+        self._use_instance(inst)
+
+    # ================================================================== RealmEnv hooks
+    def _check_fits(self, inst: P7Instance) -> None:
+        cur = self.instance
+        if inst.vehicle_ids != cur.vehicle_ids or inst.region_ids != cur.region_ids:
+            raise ValueError(
+                f"instance {inst.name} has vehicles {inst.vehicle_ids} and regions {inst.region_ids}; this env's "
+                f"({cur.name}) has {cur.vehicle_ids} and {cur.region_ids}: make a new env for it"
+            )
+        if max(v.capacity for v in inst.vehicles) > self._max_load or inst.horizon > MAX_MINUTE:
+            raise ValueError(f"instance {inst.name} exceeds this env's bounds (capacity {self._max_load}, "
+                             f"minute {MAX_MINUTE})")
+
+    def _use_instance(self, inst: P7Instance) -> None:
+        self.instance = inst
+        self._forget_reference()
+        self._need = np.array([[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))], np.float32)
+        self._travel = np.array(inst.one_way, dtype=np.float32)
+        self._served_goals = [_served(r, reg.id) for r, reg in enumerate(inst.regions)]
+        self._reached_goals = [_reached(r, reg.id) for r, reg in enumerate(inst.regions)]
+        self._restart()
+
+    def _restart(self) -> None:
+        self._injected: list[Any] = []
+        self._snapshot: ReliefSim | None = None
+        self._events: list[str] = []
+        self._fired: list[dict[str, Any]] = []
+        self._verdict: ReliefCheck | None = None
+        self._attempted: list[dict[str, Any]] = []  # every trip sent or submitted, refused ones too
+        self._adaptation: dict[str, Any] | None = None
+        self._targets: list[int] | None = None
+        self._forget_reference()
+        self.sim = ReliefSim.start(self.instance, self.instance.disruptions)
+        self._settle()
+
+    def _solve_reference(self) -> Reference:
+        return reference_p7(self.instance, self.faced_schedule())
+
+    # ================================================================== dynamics
+    def _heard(self, fired: list[Any], final: bool = False) -> None:
+        """Disruptions just fired: report them; the first one before the end is where the
+        adaptation yardstick takes over."""
+        for d in fired:
+            self._fired.append(disruption_to_json(d))
+            self._events.append(f"{hhmm(self.sim.now)} disruption: {d.describe()}")
+        if fired and not final and self._snapshot is None:
+            self._snapshot = self.sim.copy()
+
+    def _settle(self) -> None:
+        """Apply what is due; stand down the vehicles with nothing left to do; move the clock
+        on until a vehicle decides or the operation is over."""
+        sim = self.sim
+        while True:
+            self._heard(sim.process_due())
+            for v in sim.acting():
+                if sim.now >= self.instance.horizon or (not sim.legal_sends(v) and not sim.could_send_later(v)):
+                    sim.retire(v)
+                    self._events.append(f"{self.instance.vehicle_ids[v]} stands down")
+            if sim.acting():
+                return
+            if all(s.retired for s in sim.vehicles) or sim.clock.next_time() is None:
+                self._heard(sim.finish(), final=True)
+                return
+            self._heard(sim.advance())
+
+    def _send(self, v: int, r: int, resource: str) -> None:
+        sim = self.sim
+        q = sim.send_load(v, r, resource)
+        trip = sim.depart(v, r, {resource: q})
+        self._attempted.append(sim.plan()["trips"][-1])
+        self._events.append(f"{self.instance.vehicle_ids[v]} leaves at {hhmm(trip.depart)} with {q} {resource} for "
+                            f"{self.instance.region_ids[r]}, arrives {hhmm(trip.arrive)}, back {hhmm(trip.back)}")
+        self._settle()
+
+    def _wait(self, v: int) -> None:
+        self.sim.wait(v)
+        self._events.append(f"{self.instance.vehicle_ids[v]} waits")
+        self._settle()
+
+    def _run_pending_plan(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
+        trips, raw = pending
+        self._attempted += raw
+        self.sim.run_plan(trips, on_fire=self._heard)
+        self._events.append(f"plan carried out: {len(trips)} trips, {len(self.sim.violations)} refused")
+        self._heard(self.sim.finish(), final=True)
+
+    # ================================================================== CrabEnv hooks
+    def _build_graph(self) -> nx.DiGraph:
+        """One sub-goal per region the reference plan serves: ``served_<id>``, the region
+        spared as many shortfall points as the reference spares it (stocks are short on
+        purpose, so meeting every need is out of reach; this is what the optimum achieves).
+        Without a reference plan (``reference=`` given): ``reached_<id>_in_time`` per region."""
+        graph = nx.DiGraph()
+        targets = self._region_targets()
+        if targets is None:
+            graph.add_nodes_from(self._reached_goals)
+        else:
+            graph.add_nodes_from(goal for goal, target in zip(self._served_goals, targets) if target > 0)
+        return graph
+
+    def _region_targets(self) -> list[int] | None:
+        """Per region, the shortfall points the reference plan spares it (None: no plan)."""
+        if self._targets is None:
+            plan = self.reference.plan
+            if not plan:
+                return None
+            verdict = check_plan(self.instance, plan, self.faced_schedule())
+            self._targets = [region_credit(self.instance, r, verdict.on_time[r], verdict.late[r])
+                             for r in range(len(self.instance.regions))]
+        return self._targets
+
+    def _region_credit(self, r: int) -> int:
+        return region_credit(self.instance, r, self.sim.on_time[r], self.sim.late[r])
+
+    def _get_obs(self) -> dict[str, Any]:
+        sim, inst = self.sim, self.instance
+        R = len(inst.regions)
+        acting = set(sim.acting())
+        cap = lambda a: np.minimum(np.asarray(a, dtype=np.float32), MAX_UNITS).astype(np.float32)  # noqa: E731
+        return {
+            "clock": np.array([min(sim.now, MAX_MINUTE)], dtype=np.float32),
+            "vehicle_free_at": np.array([min(s.free_at, MAX_MINUTE) for s in sim.vehicles], dtype=np.float32),
+            "vehicle_acting": np.array([v in acting for v in range(len(inst.vehicles))], dtype=np.int8),
+            "vehicle_retired": np.array([s.retired for s in sim.vehicles], dtype=np.int8),
+            "vehicle_capacity": cap([v.capacity for v in inst.vehicles]),
+            "travel": np.minimum(self._travel, MAX_MINUTE).astype(np.float32),
+            "stock": cap([sim.stock[k] for k in RESOURCES]),
+            "need": np.minimum(self._need, MAX_UNITS).astype(np.float32),
+            "remaining": cap([[sim.remaining(r, k) for k in RESOURCES] for r in range(R)]),
+            "received_on_time": cap([[sim.on_time[r][k] for k in RESOURCES] for r in range(R)]),
+            "received_late": cap([[sim.late[r][k] for k in RESOURCES] for r in range(R)]),
+            "deadline": np.array([min(reg.deadline, MAX_MINUTE) for reg in inst.regions], dtype=np.float32),
+            "weight": np.array([reg.weight for reg in inst.regions], dtype=np.float32),
+            "blocked": np.array([sim.blocked(r) for r in range(R)], dtype=np.int8),
+            "action_mask": self.action_masks().astype(np.int8),
+        }
+
+    def _action_mask(self) -> np.ndarray:
+        sim, mask = self.sim, np.zeros(self.codec.n_flat, dtype=bool)
+        R, K = len(self.instance.regions), len(RESOURCES)
+        for v in sim.acting():
+            for r, k in sim.legal_sends(v):
+                mask[self._send_offset + (v * R + r) * K + RESOURCES.index(k)] = True
+            mask[self._wait_offset + v] = True
+        return mask
+
+    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
+        inst, sim = self.instance, self.sim
+        if name == "submit_plan":
+            trips, raws = [], []
+            try:
+                for k, trip in enumerate(args["trips"]):
+                    raw = trip.model_dump()
+                    raw["load"] = {res: q for res, q in raw["load"].items() if q}
+                    normal = normal_trip(inst, raw, k)
+                    if normal[3] < sim.now:
+                        return f"trips[{k}] departs at minute {normal[3]}, before now ({sim.now}): trips made are kept"
+                    trips.append(normal)
+                    raws.append(raw)
+            except PlanShapeError as exc:
+                return str(exc)
+            self._pending = (trips, raws)
+            return None
+        v = inst.vehicle_ids.index(args["vehicle"])
+        if v not in sim.acting():
+            state = sim.vehicles[v]
+            now = ", ".join(inst.vehicle_ids[u] for u in sim.acting())
+            if state.retired:
+                return f"{args['vehicle']} has stood down; free now: {now}"
+            return f"{args['vehicle']} is away until {hhmm(state.free_at)}; free now: {now}"
+        if name == "send":
+            return sim.why_not_send(v, inst.region_ids.index(args["region"]), args["resource"])
+        return None
+
+    def _is_terminated(self) -> bool:
+        return self.sim.done
+
+    def _extra_info(self) -> dict[str, Any]:
+        events, self._events = self._events, []
+        fired, self._fired = self._fired, []
+        return {
+            "clock": -1 if self.sim.done else int(self.sim.now),
+            "events": events,
+            "disruptions": fired,
+            "active_disruptions": [d.describe() for d in self._active_disruptions()],
+        }
+
+    def _active_disruptions(self) -> list[Any]:
+        sim = self.sim
+        if sim.done:
+            return []
+        return [d for d in sim.applied if isinstance(d, WeatherEvent) and d.start <= sim.now < d.end]
+
+    # ================================================================== results
+    def _check(self) -> ReliefCheck:
+        """The independent checker's verdict on every trip sent or submitted (once per episode end)."""
+        if self._verdict is None:
+            self._verdict = check_plan(self.instance, {"trips": self._attempted}, self.faced_schedule())
+        return self._verdict
+
+    def _agent_cost(self) -> float:
+        return self._check().cost
+
+    def _plan_feasible(self) -> bool:
+        return self._check().feasible
+
+    def _planning_quality(self, verdict: ReliefCheck) -> float:
+        """Share of the regions served as well as the reference plan serves them (the regions
+        it leaves unserved do not count); without a reference plan, the weighted share of
+        need met."""
+        targets = self._region_targets()
+        if targets is None:
+            return verdict.metrics["planning_quality"]
+        inst = self.instance
+        counted = [r for r, target in enumerate(targets) if target > 0]
+        served = [r for r in counted if region_credit(inst, r, verdict.on_time[r], verdict.late[r]) >= targets[r]]
+        return len(served) / len(counted) if counted else 1.0
+
+    def _adaptation_metric(self, cost: float, feasible: bool) -> tuple[float, float | None]:
+        if self._snapshot is None:
+            return (1.0 if feasible else 0.0), None
+        if self.adaptation_mode == "oracle":
+            ref = self.reference.value
+        else:
+            if self._adaptation is None:
+                self._adaptation = adaptive_reference(self._snapshot)
+            ref = self._adaptation["value"]
+        return optimality_ratio(ref, cost, feasible), ref
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        verdict, sim = self._check(), self.sim
+        adaptation, adapt_ref = self._adaptation_metric(verdict.cost, verdict.feasible)
+        metrics = {
+            **verdict.metrics,
+            "planning_quality": self._planning_quality(verdict),
+            "need_met_share": verdict.metrics["planning_quality"],
+            "optimality": self._optimality(),
+            "adaptation": adaptation,
+            "cost": verdict.cost,
+            "reference_cost": self.reference.value,
+            "shortfall_points": verdict.points,
+            "transport_minutes": verdict.minutes,
+            "units_delivered": verdict.delivered,
+            "adaptation_reference_cost": adapt_ref,
+            "disruptions_applied": len(sim.applied),
+            "violations": list(sim.violations),
+        }
+        solution = {
+            "allocations": sim.allocations(),
+            "trips": sim.plan()["trips"],
+            "disruptions": [disruption_to_json(d) for d in sim.applied],
+        }
+        return metrics, solution
+
+    # ================================================================== disruption protocol
+    def parse_disruption(self, disruption: Any) -> Any:
+        """A typed disruption from a mapping (or a typed one), checked against this instance."""
+        return parse_disruption(disruption, self.instance)
+
+    def apply_disruption(self, disruption: Any) -> DisruptionReport:
+        """Add a disruption to the episode: applied now if its start has come (a start in the
+        past counts from now), else when the clock reaches it. Times go on the grid."""
+        d = self.parse_disruption(disruption)
+        if self.sim.done:
+            return episode_over_report()
+        now = self.sim.now
+        d = on_grid(d, self.instance, now)
+        self._injected.append(d)
+        self._forget_reference()
+        before = len(self.sim.applied)
+        self.sim.inject(d)
+        self._settle()
+        applied = len(self.sim.applied) > before
+        msg = (f"applied at {hhmm(now)}: {d.describe()}" if applied
+               else f"scheduled: {d.describe()} (applies when the clock reaches {hhmm(d.start)})")
+        if not applied:
+            self._events.append(msg)
+        return disruption_report(applied, now, msg, disruption_to_json(d))
+
+    def disruption_targets(self) -> dict[str, Any]:
+        """Where disruptions may strike: the regions (``locations``), no routes, and the
+        window of start minutes that matter (the instance's start .. horizon)."""
+        inst = self.instance
+        return {"routes": [], "locations": list(inst.region_ids), "window": (inst.start, inst.horizon)}
+
+    def faced_schedule(self) -> list[Any]:
+        """The disruptions this episode faces: the instance's plus those injected."""
+        return list(self.instance.disruptions) + list(self._injected)
+
+    # ================================================================== words and pictures
+    @property
+    def task_description(self) -> str:
+        """The goal in words (read by :class:`~crab_gym.wrappers.LLMAdapter`)."""
+        inst = self.instance
+        vehicles = ", ".join(f"{v.id} ({v.capacity} units, {v.speed_kmh:g} km/h)" for v in inst.vehicles)
+        return (
+            f"Disaster relief, instance {inst.name}: {len(inst.regions)} regions need supplies from one base; "
+            f"vehicles {vehicles} carry loads out and come back. Meet as much severity-weighted need as you "
+            "can before each region's deadline (critical regions weigh 4, urgent 2, normal 1; late units count "
+            "half), then drive as few minutes as possible. Stocks are short, weather may block a region and "
+            "shortages may destroy stock while you act. Call send(vehicle, region, resource) for a vehicle at "
+            "the base (it loads what the region still needs of that resource, capped by capacity and stock) or "
+            "wait(vehicle); or call submit_plan(trips) once with every trip {vehicle, region, load, depart}."
+        )
+
+    def _render_text(self) -> str:
+        return rendering.text(self.instance, self.sim, self._active_disruptions())
+
+    def _render_image(self) -> np.ndarray:
+        return rendering.draw(self.instance, self.sim, self._active_disruptions())

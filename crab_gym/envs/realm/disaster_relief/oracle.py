@@ -1,0 +1,251 @@
+"""The P7 oracle: CP-SAT on trip counts per (vehicle, region, time slot), and an exhaustive
+search for tiny instances (the tests' independent yardstick).
+
+Formulation (every time of an instance lies on its grid of ``slot_minutes``):
+
+* ``x[v, r, t]`` in {0, 1}: vehicle ``v`` leaves for region ``r`` at slot ``t`` -- only where
+  no known weather block covers the departure and the load arrives by the horizon;
+* ``q[v, r, t, k]`` integer: units of resource ``k`` on that trip, ``sum_k q <= capacity * x``;
+* one trip at a time: per vehicle and slot, at most one trip is under way (a round trip
+  occupies ``2 * one_way`` minutes);
+* stock: each shortage at minute ``s`` destroys ``floor(f * R)`` of the ``R`` units left at
+  the base after the departures before ``s`` (two linear inequalities with ``f`` as the exact
+  ratio of :func:`~.model.shortage_ratio`); everything shipped fits in the stock net of the losses;
+* credit: per region and resource, units credited on time ``<= `` units arriving by the
+  deadline, late credit ``<=`` units arriving after it, both together ``<=`` the need;
+* objective: ``K * shortfall + transport minutes`` (see :mod:`.model`).
+
+The solver starts from a :class:`ReliefState` (the start of an instance, or an episode's state
+at a disruption, for the adaptive re-solve) and knows the disruptions it is given. Semi-active
+timings are on the grid, so the time-indexed model is exact for the model's plans.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.disaster_relief.checker import check_plan
+from crab_gym.envs.realm.disaster_relief.model import (
+    RESOURCES,
+    P7Instance,
+    ResourceShortage,
+    WeatherEvent,
+    shortage_ratio,
+)
+
+SOLVER = "ortools CP-SAT (time-indexed trips, one worker)"
+#: Deterministic search budget (CP-SAT's deterministic seconds) per size class.
+DETERMINISTIC_LIMITS: dict[str, float] = {"small": 10.0, "medium": 4.0, "large": 4.0}
+#: ``(most regions x vehicles, deterministic seconds)`` for instances without a size class.
+LIMITS_BY_COUNT = ((6, 10.0), (20, 4.0), (math.inf, 4.0))
+#: Wall-clock guard: a solve never runs longer than this many seconds times its deterministic
+#: budget (generous, so that the deterministic budget, not the machine's load, stops a solve).
+WALL_GUARD = 40.0
+
+
+def default_limit(inst: P7Instance) -> float:
+    return solver_budget.time_limit(inst.size, len(inst.regions) * len(inst.vehicles), DETERMINISTIC_LIMITS,
+                                    LIMITS_BY_COUNT)
+
+
+@dataclass
+class ReliefState:
+    """Where a plan continues from: the clock, when each vehicle is free, the stock at the
+    base, what regions have received or will receive (trips already under way), and the trips
+    already made (kept in the plan the oracle returns)."""
+
+    now: int
+    vehicle_free: list[int]
+    stock: dict[str, int]
+    trips: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def initial(cls, inst: P7Instance) -> ReliefState:
+        return cls(inst.start, [inst.start] * len(inst.vehicles), {k: inst.stock.get(k, 0) for k in RESOURCES})
+
+
+@dataclass
+class OracleResult:
+    """What the oracle found; ``cost`` is the whole plan's (kept trips included)."""
+
+    cost: float | None
+    status: str
+    bound: float | None
+    trips: list[dict[str, Any]]
+    time_limit_s: float
+    workers: int = 1
+    solver: str = SOLVER
+    deterministic_time: float = 0.0  # what the search used: below the budget means it stopped early
+
+    def plan(self) -> dict[str, Any]:
+        return {"trips": [dict(t, load=dict(t["load"])) for t in self.trips]}
+
+
+def _received(inst: P7Instance, trips: Sequence[dict[str, Any]]) -> tuple[list[dict[str, int]], list[dict[str, int]], int]:
+    """Units of the kept trips arriving by each deadline / after it, and their minutes."""
+    on = [dict.fromkeys(RESOURCES, 0) for _ in inst.regions]
+    late = [dict.fromkeys(RESOURCES, 0) for _ in inst.regions]
+    minutes = 0
+    for t in trips:
+        v, r = inst.vehicle_ids.index(t["vehicle"]), inst.region_ids.index(t["region"])
+        leg = inst.one_way[v][r]
+        minutes += 2 * leg
+        box = on if t["depart"] + leg <= inst.regions[r].deadline else late
+        for k, q in t["load"].items():
+            box[r][k] += q
+    return on, late, minutes
+
+
+def solve_p7(
+    inst: P7Instance,
+    state: ReliefState | None = None,
+    known: Sequence[Any] | None = None,
+    deterministic_limit: float | None = None,
+) -> OracleResult:
+    """The best plan CP-SAT finds from ``state`` (default: the start) knowing the disruptions
+    ``known`` (default: the instance's own, all of them: the full-information optimum)."""
+    state = state or ReliefState.initial(inst)
+    known = list(inst.disruptions if known is None else known)
+    limit = float(deterministic_limit if deterministic_limit is not None else default_limit(inst))
+    slot, t_total, K = inst.slot_minutes, inst.n_slots, inst.minute_weight
+    on0, late0, fixed_minutes = _received(inst, state.trips)
+    blocks = [d for d in known if isinstance(d, WeatherEvent)]
+    m = cp_model.CpModel()
+    x: dict[tuple[int, int, int], Any] = {}
+    q: dict[tuple[int, int, int, str], Any] = {}
+    resid = {
+        (r, k): max(0, need - on0[r][k] - late0[r][k]) for r, reg in enumerate(inst.regions) for k, need in reg.needs.items()
+    }
+    t_now = -(-(state.now - inst.start) // slot)
+    minutes_terms = []
+    for v, veh in enumerate(inst.vehicles):
+        first = max(t_now, -(-(state.vehicle_free[v] - inst.start) // slot))
+        for r, reg in enumerate(inst.regions):
+            d = inst.one_way[v][r] // slot
+            wanted = [k for k in reg.needs if resid[r, k] > 0 and state.stock.get(k, 0) > 0]
+            if not wanted:
+                continue
+            for t in range(first, t_total - d + 1):
+                minute = inst.start + t * slot
+                if any(b.region == reg.id and b.start <= minute < b.end for b in blocks):
+                    continue
+                x[v, r, t] = lit = m.NewBoolVar(f"x{v}_{r}_{t}")
+                loads = []
+                for k in wanted:
+                    q[v, r, t, k] = var = m.NewIntVar(0, min(veh.capacity, resid[r, k], state.stock[k]), f"q{v}_{r}_{t}_{k}")
+                    loads.append(var)
+                m.Add(sum(loads) <= veh.capacity * lit)
+                m.Add(sum(loads) >= 1).OnlyEnforceIf(lit)  # an empty trip only drives
+                minutes_terms.append(2 * inst.one_way[v][r] * lit)
+        for s in range(first, t_total):
+            busy = [lit for (vv, r, t), lit in x.items() if vv == v and t <= s < t + 2 * inst.one_way[v][r] // slot]
+            if len(busy) > 1:
+                m.AddAtMostOne(busy)
+    points = []
+    for r, reg in enumerate(inst.regions):
+        for k, need in reg.needs.items():
+            arrive_on = [var for (v, rr, t, kk), var in q.items()
+                         if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] <= reg.deadline]
+            arrive_late = [var for (v, rr, t, kk), var in q.items()
+                           if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] > reg.deadline]
+            c_on, c_late = m.NewIntVar(0, need, f"on{r}_{k}"), m.NewIntVar(0, need, f"late{r}_{k}")
+            m.Add(c_on <= on0[r][k] + sum(arrive_on))
+            m.Add(c_late <= late0[r][k] + sum(arrive_late))
+            m.Add(c_on + c_late <= need)
+            points.append(reg.weight * (2 * need - 2 * c_on - c_late))
+    for k in RESOURCES:
+        shipped = [(t, var) for (v, r, t, kk), var in q.items() if kk == k]
+        if not shipped:
+            continue
+        lost_total: list[Any] = []
+        have = state.stock.get(k, 0)
+        for n, d in enumerate(sorted((d for d in known if isinstance(d, ResourceShortage) and d.resource == k
+                                      and d.start > state.now), key=lambda d: d.start)):
+            before = [var for t, var in shipped if inst.start + t * slot < d.start]
+            left = m.NewIntVar(0, have, f"left{k}_{n}")
+            m.Add(left == have - sum(before) - sum(lost_total))
+            lost = m.NewIntVar(0, have, f"lost{k}_{n}")
+            p, q_ = shortage_ratio(d.fraction)  # lost = floor(left * p / q_)
+            m.Add(q_ * lost <= p * left)
+            m.Add(p * left <= q_ * lost + q_ - 1)
+            lost_total.append(lost)
+        m.Add(sum(var for _, var in shipped) + sum(lost_total) <= have)
+    m.Minimize(K * sum(points) + sum(minutes_terms))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = limit
+    solver.parameters.max_time_in_seconds = limit * WALL_GUARD
+    code = solver.Solve(m)
+    status = solver.StatusName(code)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return OracleResult(None, status, None, list(state.trips), limit,
+                            deterministic_time=solver.ResponseProto().deterministic_time)
+    trips = list(state.trips)
+    for (v, r, t), lit in sorted(x.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
+        if solver.Value(lit):
+            load = {k: int(solver.Value(q[v, r, t, k])) for k in RESOURCES if (v, r, t, k) in q}
+            trips.append({"vehicle": inst.vehicle_ids[v], "region": inst.region_ids[r],
+                          "load": {k: n for k, n in load.items() if n > 0}, "depart": inst.start + t * slot})
+    # the kept trips' credit is inside c_on / c_late; only their minutes are outside the model
+    value = float(round(solver.ObjectiveValue())) + fixed_minutes
+    bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
+    return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+
+
+# ---------------------------------------------------------------------------------------
+# Exhaustive search (tests only; independent of CP-SAT: every grid plan, scored by the checker)
+# ---------------------------------------------------------------------------------------
+def _loads(inst: P7Instance, r: int, capacity: int) -> list[dict[str, int]]:
+    """Every non-empty load of region ``r``'s needed resources within ``capacity`` and need."""
+    needs = inst.regions[r].needs
+    keys = list(needs)
+    out = []
+    for amounts in itertools.product(*(range(min(capacity, needs[k]) + 1) for k in keys)):
+        if 0 < sum(amounts) <= capacity:
+            out.append({k: a for k, a in zip(keys, amounts) if a})
+    return out
+
+
+def brute_force_p7(inst: P7Instance, schedule: Sequence[Any] | None = None, max_plans: int = 2_000_000) -> tuple[float, dict]:
+    """The exact optimum over every plan on the grid: at each slot each free vehicle idles or
+    leaves for a region with some load. Use only on tiny instances."""
+    slot, t_total = inst.slot_minutes, inst.n_slots
+    options = [
+        [(r, load) for r in range(len(inst.regions)) for load in _loads(inst, r, veh.capacity)]
+        for veh in inst.vehicles
+    ]
+    best: list[Any] = [math.inf, {"trips": []}]
+    count = [0]
+
+    def walk(t: int, free: tuple[int, ...], trips: list[dict[str, Any]]) -> None:
+        if t >= t_total:
+            count[0] += 1
+            if count[0] > max_plans:
+                raise ValueError(f"more than {max_plans} plans: the instance is too large for brute force")
+            plan = {"trips": list(trips)}
+            res = check_plan(inst, plan, schedule)
+            if res.feasible and res.cost < best[0]:
+                best[:] = [res.cost, plan]
+            return
+        ready = [v for v in range(len(inst.vehicles)) if free[v] <= t]
+        for choice in itertools.product(*([None, *options[v]] for v in ready)):
+            new_free, new_trips = list(free), list(trips)
+            for v, pick in zip(ready, choice):
+                if pick is None:
+                    continue
+                r, load = pick
+                new_trips.append({"vehicle": inst.vehicle_ids[v], "region": inst.region_ids[r], "load": load,
+                                  "depart": inst.start + t * slot})
+                new_free[v] = t + 2 * inst.one_way[v][r] // slot
+            walk(t + 1, tuple(new_free), new_trips)
+
+    walk(0, (0,) * len(inst.vehicles), [])
+    return float(best[0]), best[1]

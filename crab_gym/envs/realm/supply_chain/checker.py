@@ -1,0 +1,99 @@
+"""The independent P10 checker: a whole plan's cost and each declared constraint, computed
+from the plan's entries day by day, apart from the env's simulation (:mod:`.sim`), so that
+the tests can hold the two against each other.
+
+The eight declared constraints (``constraint_satisfaction`` is the share that hold):
+
+==================  ==================================================================
+``supplier_capacity``  each day's orders of a component at a supplier within its capacity
+                       under the disruptions in force that day
+``lead_time``          every order arrives (ordering day + lead time) within the plan
+``component_deadlines`` every order arrives by its component's last arrival day
+``component_balance``  assembly never uses more components than are on hand
+``stage_order``        testing and packaging use only units the previous stage finished on
+                       an earlier day
+``facility_capacity``  each stage's daily output within its capacity (0 while broken down)
+``budget``             purchases plus production within the budget
+``on_time_delivery``   the demand packaged by the due day (no more; the allowed shortfall
+                       is 0 unless the reference itself cannot deliver everything)
+==================  ==================================================================
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility_capacity, supplier_capacity
+
+CONSTRAINTS = ("supplier_capacity", "lead_time", "component_deadlines", "component_balance", "stage_order",
+               "facility_capacity", "budget", "on_time_delivery")
+
+
+@dataclass
+class P10Check(PlanCheck):
+    """The verdict, plus the cost by kind and what was delivered."""
+
+    purchase: int = 0
+    production: int = 0
+    holding: int = 0
+    delivered: int = 0
+    shortfall: int = 0
+
+
+def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any], allowed_shortfall: int = 0) -> P10Check:
+    """Check ``plan`` (``submit_plan`` arguments from day 0) facing ``disruptions`` (with
+    their start days)."""
+    C = {name: i for i, name in enumerate(inst.component_names)}
+    S = {sid: i for i, sid in enumerate(inst.supplier_ids)}
+    K = {stage: k for k, stage in enumerate(STAGES)}
+    ok = dict.fromkeys(CONSTRAINTS, True)
+    ordered: dict[tuple[int, int, int], int] = defaultdict(int)
+    arrivals: dict[tuple[int, int], int] = defaultdict(int)
+    purchase = production = 0
+    for o in plan.get("orders", []):
+        c, s, t, q = C[o["component"]], S[o["supplier"]], int(o["day"]), int(o["quantity"])
+        ordered[c, s, t] += q
+        eta = t + inst.suppliers[s].lead_time
+        ok["lead_time"] &= eta <= inst.due_day
+        ok["component_deadlines"] &= eta <= inst.last_arrival(c)
+        arrivals[eta, c] += q
+        purchase += q * inst.prices[s][c]
+    for (c, s, t), q in ordered.items():
+        ok["supplier_capacity"] &= q <= supplier_capacity(inst, disruptions, s, c, t)
+    made: dict[tuple[int, int], int] = defaultdict(int)
+    for r in plan.get("production", []):
+        k, t, q = K[r["facility"]], int(r["day"]), int(r["quantity"])
+        made[k, t] += q
+        production += q * inst.facilities[k].cost_per_unit
+    for (k, t), q in made.items():
+        ok["facility_capacity"] &= q <= facility_capacity(inst, disruptions, k, t)
+
+    on_hand = [comp.stock for comp in inst.components]
+    stock = [0] * (len(STAGES) - 1)
+    delivered = holding = 0
+    for t in range(inst.n_days):
+        for c, comp in enumerate(inst.components):
+            on_hand[c] += arrivals[t, c] - comp.bom * made[0, t]
+            ok["component_balance"] &= on_hand[c] >= 0
+            holding += comp.holding * max(0, on_hand[c])
+        for k in range(1, len(STAGES)):
+            ok["stage_order"] &= made[k, t] <= stock[k - 1]
+        for k in range(len(STAGES) - 1):
+            stock[k] += made[k, t] - made[k + 1, t]
+        holding += inst.wip_holding * sum(max(0, w) for w in stock)
+        delivered += made[len(STAGES) - 1, t]
+    ok["stage_order"] &= not any(t > inst.due_day for _, t in made)
+    ok["budget"] &= purchase + production <= inst.budget
+    shortfall = max(0, inst.demand - delivered)
+    ok["on_time_delivery"] &= shortfall <= allowed_shortfall and delivered <= inst.demand
+    cost = purchase + production + holding + inst.shortfall_penalty * shortfall
+    met = sum(ok.values())
+    metrics = {
+        "planning_quality": min(delivered, inst.demand) / inst.demand,
+        "constraint_satisfaction": met / len(CONSTRAINTS),
+    }
+    return P10Check(all(ok.values()), float(cost), ok, metrics, purchase, production, holding, delivered, shortfall)

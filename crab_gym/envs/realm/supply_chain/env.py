@@ -1,0 +1,605 @@
+"""Realm-P10-v0: the global GPU supply chain with shortages and breakdowns (REALM-Bench P10),
+as the Gymnasium env :class:`SupplyChainEnv`; its docstring is the env's reference.
+
+This module does not use ``from __future__ import annotations``: the action signatures are
+built inside a function with ``Literal`` types that pydantic must resolve.
+"""
+
+import pickle
+from pathlib import Path
+from typing import Any, Literal
+
+import networkx as nx
+import numpy as np
+from gymnasium import spaces
+from pydantic import ConfigDict, Field, create_model
+
+from crab_gym.core.action import Action
+from crab_gym.core.evaluator import Evaluator, evaluator
+from crab_gym.envs.realm.common.disruptions import (
+    DisruptionReport,
+    checked_adaptation_reference,
+    disruption_report,
+    episode_over_report,
+)
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.supply_chain import oracle
+from crab_gym.envs.realm.supply_chain.checker import check_plan
+from crab_gym.envs.realm.supply_chain.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
+from crab_gym.envs.realm.supply_chain.formats import FILES
+from crab_gym.envs.realm.supply_chain.generator import generate_p10
+from crab_gym.envs.realm.supply_chain.model import MAX_DAYS, STAGES, Breakdown, P10Instance, Shortage
+from crab_gym.envs.realm.supply_chain.plans import DayPlan, carry_out, check_against_known, parse_plan
+from crab_gym.envs.realm.supply_chain.references import reference_p10
+from crab_gym.envs.realm.supply_chain.render import render_image, render_text
+from crab_gym.envs.realm.supply_chain.sim import SupplySim
+
+DEFAULT_INSTANCE = "p10_small_00"
+
+#: The quantities one ``order`` or ``produce`` step may move (repeat a step to add more).
+LEVELS: tuple[int, ...] = (1, 5, 10, 50, 100, 500)
+
+#: Upper bound of every amount (units, money) in the observation.
+MAX_AMOUNT = 1e12
+
+#: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn supply chains.
+SOURCE = InstanceSource(FILES, SizedGenerator(generate_p10, {"n_components": 2, "n_suppliers": 2, "n_days": 8}))
+
+
+def _make_actions(inst: P10Instance, max_quantity: int) -> list[Action]:
+    """``order``, ``produce`` and ``next_day`` (finite, masked) and ``submit_plan``."""
+    Comp = Literal[tuple(inst.component_names)]  # type: ignore[valid-type]
+    Sup = Literal[tuple(inst.supplier_ids)]  # type: ignore[valid-type]
+    Stage = Literal[STAGES]  # type: ignore[valid-type]
+    Level = Literal[LEVELS]  # type: ignore[valid-type]
+    Day = (int, Field(ge=0, le=inst.due_day, description="day (0 = the first planning day)"))
+    Qty = (int, Field(ge=1, le=max_quantity, description="units"))
+    strict = ConfigDict(extra="forbid")
+    OrderEntry = create_model("OrderEntry", __config__=strict, component=(Comp, ...), supplier=(Sup, ...),
+                              quantity=Qty, day=Day)
+    RunEntry = create_model("ProductionEntry", __config__=strict, facility=(Stage, ...), day=Day, quantity=Qty)
+    entries = 4 * len(inst.components) * len(inst.suppliers) * inst.n_days
+    plan_params = create_model(
+        "SubmitPlanParameters", __config__=strict,
+        orders=(list[OrderEntry], Field(default_factory=list, max_length=entries,  # type: ignore[valid-type]
+                                        description="orders: component, supplier, quantity, day placed")),
+        production=(list[RunEntry], Field(default_factory=list, max_length=entries,  # type: ignore[valid-type]
+                                          description="production runs: facility, day, quantity")),
+    )
+
+    def order(component: Comp, supplier: Sup, quantity: Level, env: Any) -> None:
+        """Order units of a component from a supplier today (paid now; it arrives after the
+        supplier's lead time).
+
+        Args:
+            component: the component to buy.
+            supplier: the supplier to buy it from.
+            quantity: units to order.
+        """
+        env._order(component, supplier, quantity)
+
+    def produce(facility: Stage, quantity: Level, env: Any) -> None:
+        """Make units at a production stage today: assembly uses components on hand, testing
+        and packaging use what the previous stage finished on earlier days.
+
+        Args:
+            facility: the stage.
+            quantity: units to make.
+        """
+        env._produce(facility, quantity)
+
+    def next_day(env: Any) -> None:
+        """End the day: today's output moves on, holding is charged, the next day begins."""
+        env._next_day()
+
+    def submit_plan(orders: Any, production: Any, env: Any) -> None:
+        env._submit()
+
+    kept = {"kept_params": ("env",), "required_kept": ("env",)}
+    return [
+        Action.from_function(order, env_name="realm-p10"),
+        Action.from_function(produce, env_name="realm-p10"),
+        Action.from_function(next_day, env_name="realm-p10"),
+        Action("submit_plan", submit_plan, plan_params, env_name="realm-p10", description=(
+            "Submit the plan from today to the due day: orders [{component, supplier, quantity, day}] and "
+            "production [{facility, day, quantity}]. Entries dated before today are skipped. It runs to the "
+            "due day, or pauses when a disruption strikes (then submit again)."), **kept),
+    ]
+
+
+def _sourced(c: int, name: str) -> Evaluator:
+    return evaluator(lambda env: env.sim.still_needed(c) == 0, name=f"sourced_{name}",
+                     description=f"enough {name} on hand, on its way or used for the whole demand")
+
+
+def _stage_done(k: int) -> Evaluator:
+    return evaluator(lambda env: env.sim.through(k) >= env.sim.inst.demand, name=f"{STAGES[k]}_done",
+                     description=f"the whole demand through {STAGES[k]}")
+
+
+class SupplyChainEnv(RealmEnv):
+    """Plan a GPU maker's purchases and production so that the demand is packaged by the due
+    day, within budget, at least cost, while shortages and breakdowns strike (REALM-Bench P10).
+
+    ## Description
+
+    Time is in **days** (day 0 .. ``due_day``); money in currency units; quantities in units.
+    ``docs/p10.md`` tells the model at length, :mod:`crab_gym.envs.realm.supply_chain.model`
+    holds the instance type.
+
+    | part | model |
+    |---|---|
+    | decision | orders per (component, supplier, day, quantity); production per (facility, day, quantity) |
+    | hard constraints | supplier capacity per component and day (cut by shortages); an order arrives ``lead_time`` days after it is placed, by the component's deadline; components and work in progress balance (assembly uses ``bom`` units of each component on hand per GPU; testing, then packaging, use what the previous stage finished on an earlier day); facility capacity per day (0 while broken down); purchases + production within the budget; at most the demand packaged |
+    | objective | minimise purchases + production + holding (per unit on hand or in progress at the end of each day) + ``shortfall_penalty`` per GPU not packaged by the due day |
+    | feasible | every hard constraint, and the whole demand packaged by the due day (if the reference itself falls short after a disruption, no more short than it) |
+
+    Disruptions (``resource_shortage``: a component's supplier capacity cut by a share;
+    ``machine_breakdown``: a stage stops for some days) strike at the start of their day; the
+    agent learns of one when it strikes. The env implements the disruption protocol
+    (:mod:`crab_gym.envs.realm.common.disruptions`), so ``DisruptionWrapper`` can add more.
+
+    ## Action Space
+
+    A ``OneOf`` over one ``Dict`` per action; ``env.step`` also takes a tool call
+    ``{"name": ..., "arguments": {...}}``. Levels are the quantities ``1, 5, 10, 50, 100, 500``.
+
+    | action | arguments | effect |
+    |---|---|---|
+    | ``order`` | ``component``, ``supplier``, ``quantity`` (a level) | buy now; arrives after the lead time |
+    | ``produce`` | ``facility`` (``assembly``/``testing``/``packaging``), ``quantity`` (a level) | make units today |
+    | ``next_day`` | none | end the day |
+    | ``submit_plan`` | ``orders`` [{component, supplier, quantity, day}], ``production`` [{facility, day, quantity}] | carry the plan out to the due day; pauses when a disruption strikes while entries remain (``info["paused"]``, ``info["pending_plan"]``); entries before today are skipped, so the same plan may be submitted again. A plan that breaks a hard constraint with what is known now is invalid (nothing changes) |
+
+    ``action_masks()`` (also ``obs["action_mask"]``) allows an ``order`` or ``produce`` only
+    when it keeps every hard constraint *and* can still help: an order arriving too late to
+    be assembled, tested and packaged by the due day, or beyond what the demand still needs,
+    is masked, as is a run beyond the demand or too late for packaging. ``next_day`` is
+    always allowed. When nothing but ``next_day`` is allowed the env ends days by itself
+    (``info["events"]`` says so), so an episode has about as many steps as decisions.
+
+    ## Observation Space
+
+    A ``Dict`` (``C`` components, ``S`` suppliers, ``T`` = ``due_day + 1`` days):
+
+    | key | space | meaning |
+    |---|---|---|
+    | ``day`` | ``Box(0, 400, (1,))`` | today |
+    | ``budget_left``, ``demand_left`` | ``Box(0, 1e12, (1,))`` | budget not spent; GPUs not yet packaged |
+    | ``on_hand`` | ``Box(0, 1e12, (C,))`` | components on hand |
+    | ``stage_stock`` | ``Box(0, 1e12, (3,))`` | assembled awaiting testing, tested awaiting packaging, packaged |
+    | ``made_today`` | ``Box(0, 1e12, (3,))`` | each stage's output today |
+    | ``arrivals`` | ``Box(0, 1e12, (C, T))`` | units arriving on each day |
+    | ``supplier_left`` | ``Box(0, 1e12, (S, C))`` | units each supplier still sells today |
+    | ``facility_left`` | ``Box(0, 1e12, (3,))`` | units each stage can still make today |
+    | ``price`` | ``Box(0, 1e12, (S, C))`` | unit prices |
+    | ``lead_time`` | ``Box(0, 400, (S,))`` | days from order to arrival |
+    | ``shortage`` | ``MultiBinary((S, C))`` | a shortage in force today |
+    | ``breakdown`` | ``MultiBinary(3)`` | a stage broken down today |
+    | ``action_mask`` | ``MultiBinary(n_flat)`` | ``action_masks()`` |
+
+    ## Rewards
+
+    ``progress_weight`` (0.5) x the rise of the sub-goal completeness (``sourced_<component>``
+    for each component, then ``assembly_done`` -> ``testing_done`` -> ``packaging_done``: the
+    whole demand through each stage); at the end ``optimality_weight`` (0.5) x optimality =
+    reference cost / cost (capped at 1; 0 if infeasible). An invalid action changes nothing,
+    earns ``-invalid_action_penalty`` and says why in ``info["error"]``. A return lies in [0, 1].
+
+    ## Starting State
+
+    Day 0 with the instance's initial stock, nothing ordered; disruptions of day 0 have struck.
+    ``reset(options={"instance": ...})`` swaps in another instance of the same shape (names
+    and days); with a ``generator`` every reset draws a fresh one seeded by ``reset(seed=...)``.
+
+    ## Episode End
+
+    Terminates when the due day ends (by ``next_day``, by the env ending idle days, or by a
+    plan). Never truncates. Every step's ``info`` has ``day``, ``spent``, ``events``,
+    ``disruptions`` (struck during the step), ``active_disruptions``, ``paused`` and
+    ``pending_plan``. At the end ``info["metrics"]`` holds ``planning_quality`` (share of the
+    demand packaged), ``optimality``, ``constraint_satisfaction`` (share of the 8 declared
+    constraints met, from the independent checker), ``coordination`` (share of the
+    components bought or held that went into GPUs: purchasing and production in step),
+    ``adaptation`` (see below), ``cost``, ``reference_cost``, ``hindsight_cost``,
+    ``adaptation_reference_cost``, the cost by kind, ``delivered``, ``shortfall``,
+    ``violations`` and ``disruptions_applied``; ``info["solution"]`` holds
+    ``{"orders": [{"component", "supplier", "quantity", "day", "cost", "eta"}], "production":
+    [{"facility", "day", "quantity", "cost"}], "disruptions": [...]}`` (REALM's
+    ``{"orders": [{"component", "cost", "eta"}]}`` plus the rest).
+
+    The reference (:attr:`reference`) is the adaptive CP-SAT oracle's episode facing this
+    episode's disruptions: it plans, and re-solves from the state of the day each disruption
+    strikes, never seeing one coming (precomputed for shipped instances facing their own
+    disruptions; otherwise solved at the end of the episode and cached). ``adaptation``
+    compares the cost with the oracle taking over from the episode's own state when the
+    first disruption struck (1 for a feasible plan if none struck; 0 if infeasible).
+
+    ## Arguments
+
+    | argument | default | meaning |
+    |---|---|---|
+    | ``instance`` | ``"p10_small_00"`` | a shipped name (``p10_small_00`` ... ``p10_large_05``), a path to a JSON file (crab_gym's or an upstream REALM-Bench P10 file), a mapping, or a ``P10Instance`` |
+    | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
+    | ``adaptation_reference`` | ``"resolve"`` | ``"resolve"``: re-solve from the episode's state at its first disruption; ``"oracle"``: the reference's value (no solve at the end) |
+    | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
+    | ``render_mode`` | ``None`` | ``"ansi"`` or ``"rgb_array"`` (stacked inventory and production per day, budget line, disruption spans) |
+    | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | ``0.0``, ``0.5``, ``0.5`` | reward weights |
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: The mask cache is derived from the state, not state (the contract test skips it).
+    transient_attributes = (*RealmEnv.transient_attributes, "_mask_cache")
+    instance_source = SOURCE
+    #: The disruption types this env knows (the disruption protocol).
+    disruption_kinds = DISRUPTION_KINDS
+
+    @checked_init
+    @realm_keywords
+    def __init__(
+        self, instance: str | Path | dict | P10Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        adaptation_reference: Literal["resolve", "oracle"] = "resolve", **options: Any,
+    ) -> None:
+        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._generator, inst = SOURCE.start(instance, generator)
+        self._max_quantity = max(1, 4 * max(inst.need(c) for c in range(len(inst.components))))
+        super().__init__(_make_actions(inst, self._max_quantity), **options)
+        C, S, T = len(inst.components), len(inst.suppliers), inst.n_days
+        amount = lambda *shape: spaces.Box(0.0, MAX_AMOUNT, shape, np.float32)  # noqa: E731
+        self.observation_space = spaces.Dict({
+            "day": spaces.Box(0.0, float(MAX_DAYS), (1,), np.float32),
+            "budget_left": amount(1), "demand_left": amount(1),
+            "on_hand": amount(C), "stage_stock": amount(3), "made_today": amount(3),
+            "arrivals": amount(C, T), "supplier_left": amount(S, C), "facility_left": amount(3),
+            "price": amount(S, C), "lead_time": spaces.Box(0.0, float(MAX_DAYS), (S,), np.float32),
+            "shortage": spaces.MultiBinary((S, C)), "breakdown": spaces.MultiBinary(3),
+            "action_mask": spaces.MultiBinary(self.codec.n_flat),
+        })
+        self._flat_order = {(c, s, q): self.codec.call_to_flat({"name": "order", "arguments": {
+            "component": cn, "supplier": sn, "quantity": q}})
+            for c, cn in enumerate(inst.component_names) for s, sn in enumerate(inst.supplier_ids) for q in LEVELS}
+        self._flat_produce = {(k, q): self.codec.call_to_flat({"name": "produce", "arguments": {
+            "facility": stage, "quantity": q}}) for k, stage in enumerate(STAGES) for q in LEVELS}
+        self._flat_next = self.codec.call_to_flat({"name": "next_day", "arguments": {}})
+        self._mask_cache: tuple[Any, np.ndarray] | None = None
+        self._use_instance(inst)
+
+    # ================================================================== RealmEnv hooks
+    def _check_fits(self, inst: P10Instance) -> None:
+        cur = self.instance
+        if ((inst.component_names, inst.supplier_ids, inst.due_day) != (cur.component_names, cur.supplier_ids, cur.due_day)
+                or max(inst.need(c) for c in range(len(inst.components))) * 4 > self._max_quantity):
+            raise ValueError(
+                f"instance {inst.name} does not fit this env (made for {cur.name}): an instance swapped in at "
+                "reset needs the same components, suppliers and due day, and no larger demand; make a new env for it"
+            )
+
+    @property
+    def instance(self) -> P10Instance:
+        """The current instance (held once, by the simulation)."""
+        return self.sim.inst
+
+    def _use_instance(self, inst: P10Instance) -> None:
+        self.sim = SupplySim(inst)
+        self._forget_reference()
+        self._graph_nodes = [_sourced(c, name) for c, name in enumerate(inst.component_names)]
+        self._stage_nodes = [_stage_done(k) for k in range(len(STAGES))]
+        self._restart()
+
+    def _restart(self) -> None:
+        self._injected: list[Any] = []
+        # the state when the first disruption struck, pickled: an archive no later move can
+        # change (and cheap to compare), plus the disruptions added after it
+        self._snapshot: bytes | None = None
+        self._injected_since_snapshot: list[Any] = []
+        self._events: list[str] = []
+        self._struck: list[dict[str, Any]] = []
+        self._paused = False
+        self._plan_left: dict[str, Any] = {}
+        self._forget_reference()  # the injected disruptions are gone
+        self.sim = SupplySim(self.instance)
+        self._note_struck(list(self.sim.fired))
+        self._settle()
+
+    def _solve_reference(self) -> Reference:
+        return reference_p10(self.instance, self.faced_schedule())
+
+    def _agent_cost(self) -> float:
+        return float(self.sim.cost())
+
+    def _plan_feasible(self) -> bool:
+        return self._check().feasible
+
+    # ================================================================== CrabEnv hooks
+    def _build_graph(self) -> nx.DiGraph:
+        g = nx.DiGraph()
+        a, t, p = self._stage_nodes
+        for node in self._graph_nodes:
+            g.add_edge(node, a)
+        g.add_edge(a, t)
+        g.add_edge(t, p)
+        return g
+
+    def _get_obs(self) -> dict[str, Any]:
+        sim, inst = self.sim, self.instance
+        C, S = len(inst.components), len(inst.suppliers)
+        arrivals = np.zeros((C, inst.n_days), dtype=np.float32)
+        for t, c, q in sim.in_transit():
+            arrivals[c, min(t, inst.due_day)] += q
+        shortage = np.zeros((S, C), dtype=np.int8)
+        breakdown = np.zeros(3, dtype=np.int8)
+        for d in self._active():
+            if isinstance(d, Shortage):
+                c = inst.component_names.index(d.component)
+                for s, sid in enumerate(inst.supplier_ids):
+                    if d.supplier in (None, sid):
+                        shortage[s, c] = 1
+            else:
+                breakdown[STAGES.index(d.facility)] = 1
+        f32 = lambda v: np.clip(np.asarray(v, dtype=np.float32), 0, MAX_AMOUNT)  # noqa: E731
+        return {
+            "day": f32([sim.day]),
+            "budget_left": f32([max(0, sim.budget_left())]),
+            "demand_left": f32([max(0, sim.shortfall())]),
+            "on_hand": f32(sim.on_hand),
+            "stage_stock": f32([sim.stock[0], sim.stock[1], sim.delivered]),
+            "made_today": f32(sim.made_today),
+            "arrivals": arrivals,
+            "supplier_left": f32([[sim.supplier_left(s, c) for c in range(C)] for s in range(S)]),
+            "facility_left": f32([sim.facility_left(k) for k in range(3)]),
+            "price": f32(inst.prices),
+            "lead_time": f32([s.lead_time for s in inst.suppliers]),
+            "shortage": shortage,
+            "breakdown": breakdown,
+            "action_mask": self.action_masks().astype(np.int8),
+        }
+
+    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
+        sim, inst = self.sim, self.instance
+        if name == "next_day":
+            return None
+        if name == "order":
+            c, s = inst.component_names.index(args["component"]), inst.supplier_ids.index(args["supplier"])
+            left, why = sim.order_useful(c, s)
+            if args["quantity"] <= left:
+                return None
+            price = max(1, inst.prices[s][c])
+            return why or (f"at most {left} {args['component']} from {args['supplier']} can help today, not "
+                           f"{args['quantity']}: it sells {sim.supplier_left(s, c)} more today, the budget left pays "
+                           f"{sim.budget_left() // price}, the demand still needs {sim.still_needed(c)}")
+        if name == "produce":
+            k = STAGES.index(args["facility"])
+            left, why = sim.produce_useful(k)
+            if args["quantity"] <= left:
+                return None
+            return why or (f"{args['facility']} can usefully make at most {left} today, not {args['quantity']} "
+                           f"(capacity left today: {sim.facility_left(k)})")
+        orders = [o.model_dump() for o in args["orders"]]
+        production = [r.model_dump() for r in args["production"]]
+        plan = parse_plan(sim, orders, production)
+        reason = check_against_known(sim, plan)
+        if reason is None:
+            self._pending = plan
+        return reason
+
+    def _action_mask(self) -> np.ndarray:
+        sim = self.sim
+        key = sim.state_key()
+        if self._mask_cache is not None and self._mask_cache[0] == key:
+            return self._mask_cache[1].copy()
+        mask = self._compute_mask()
+        self._mask_cache = (key, mask)
+        return mask.copy()
+
+    def _compute_mask(self) -> np.ndarray:
+        sim = self.sim
+        mask = np.zeros(self.codec.n_flat, dtype=bool)
+        if sim.done:
+            return mask
+        mask[self._flat_next] = True
+        for c in range(len(self.instance.components)):
+            for s in range(len(self.instance.suppliers)):
+                left = sim.order_useful(c, s)[0]
+                for q in LEVELS:
+                    if q <= left:
+                        mask[self._flat_order[c, s, q]] = True
+        for k in range(len(STAGES)):
+            left = sim.produce_useful(k)[0]
+            for q in LEVELS:
+                if q <= left:
+                    mask[self._flat_produce[k, q]] = True
+        return mask
+
+    def _is_terminated(self) -> bool:
+        return self.sim.done
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self._metrics(), self._solution()
+
+    def _extra_info(self) -> dict[str, Any]:
+        events, self._events = self._events, []
+        struck, self._struck = self._struck, []
+        return {
+            "day": int(self.sim.day),
+            "spent": int(self.sim.spent),
+            "events": events,
+            "disruptions": struck,
+            "active_disruptions": [d.describe() for d in self._active()],
+            "paused": bool(self._paused),
+            "pending_plan": dict(self._plan_left),
+        }
+
+    # ================================================================== action entries
+    def _order(self, component: str, supplier: str, quantity: int) -> None:
+        inst = self.instance
+        o = self.sim.order(inst.component_names.index(component), inst.supplier_ids.index(supplier), quantity)
+        self._events.append(f"day {o.day}: ordered {quantity} {component} from {supplier} for {o.cost}, "
+                            f"arriving day {o.eta}")
+        self._unpause()
+        self._settle()
+
+    def _produce(self, facility: str, quantity: int) -> None:
+        run = self.sim.produce(STAGES.index(facility), quantity)
+        self._events.append(f"day {run.day}: {facility} makes {quantity} for {run.cost}")
+        self._unpause()
+        self._settle()
+
+    def _next_day(self) -> None:
+        self._end_day()
+        self._unpause()
+        self._settle()
+
+    def _submit(self) -> None:
+        plan, self._pending = self._pending, None
+        if not isinstance(plan, DayPlan):
+            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
+        struck = carry_out(self.sim, plan)
+        self._note_struck(struck)
+        self._paused = not self.sim.done and bool(struck) and plan.left_after(self.sim.day)
+        if self._paused:
+            self._plan_left = plan.as_arguments(self.sim, self.sim.day)
+            self._events.append(f"plan paused on day {self.sim.day} by a disruption; submit a plan again")
+        else:
+            self._plan_left = {}
+            self._events.append("plan carried out to the due day")
+        self._settle()
+
+    def _unpause(self) -> None:
+        self._paused, self._plan_left = False, {}
+
+    def _end_day(self) -> None:
+        day = self.sim.day
+        struck = self.sim.next_day()
+        self._events.append(f"day {day} ended" + ("; the plan is over" if self.sim.done else ""))
+        self._note_struck(struck)
+
+    def _settle(self) -> None:
+        """End days by themselves while nothing but ``next_day`` is allowed."""
+        while not self.sim.done and not self._action_mask().sum() > 1:
+            self._end_day()
+
+    def _note_struck(self, struck: list[Any]) -> None:
+        for d in struck:
+            self._struck.append(disruption_to_json(d))
+            self._events.append(f"disruption on day {d.start}: {d.describe()}")
+            self._forget_reference()
+        if struck and self._snapshot is None:
+            self._snapshot = pickle.dumps(self.sim)
+
+    def _active(self) -> list[Shortage | Breakdown]:
+        return [d for d in self.sim.fired if d.active(self.sim.day)]
+
+    # ================================================================== disruption protocol
+    def parse_disruption(self, disruption: Any) -> Shortage | Breakdown:
+        """A typed disruption from a mapping (``type``, ``component``/``facility`` or
+        ``location``, ``start`` day or None, ``duration`` days, ``shortage``), checked
+        against this instance; raises ``InvalidDisruptionError`` saying what is wrong."""
+        return parse_disruption(disruption, self.instance)
+
+    def apply_disruption(self, disruption: Any) -> DisruptionReport:
+        """Add a disruption: it strikes when its day begins (now if that day has come;
+        tomorrow if today's decisions have begun, so none of them breaks it)."""
+        d = self.parse_disruption(disruption)
+        if self.sim.done:
+            return episode_over_report()
+        day = self.sim.day
+        d = self.sim.schedule_disruption(d)
+        self._injected.append(d)
+        if self._snapshot is not None:
+            self._injected_since_snapshot.append(d)
+        self._forget_reference()
+        struck = self.sim.fire(self.sim.clock.due())
+        self._note_struck(struck)
+        applied = bool(struck)
+        msg = f"applied on day {day}: {d.describe()}" if applied else \
+            f"scheduled: {d.describe()} (strikes when day {d.start} begins)"
+        if not applied:
+            self._events.append(msg)
+        return disruption_report(applied, day, msg, disruption_to_json(d))
+
+    def disruption_targets(self) -> dict[str, Any]:
+        """Where disruptions may strike: ``locations`` (components and stages), no routes,
+        and the ``window`` of start days ``(0, due_day)``."""
+        inst = self.instance
+        return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.due_day)}
+
+    def faced_schedule(self) -> list[Any]:
+        """The disruptions this episode faces: the instance's own plus those added."""
+        return list(self.instance.disruptions) + list(self._injected)
+
+    # ================================================================== results
+    def _allowed_shortfall(self) -> int:
+        ref = self.reference
+        return int(ref.extra.get("shortfall", 0)) if ref.status != "GIVEN" else 0
+
+    def _check(self, allowed: int | None = None) -> Any:
+        plan = oracle.plan_arguments(self.sim)
+        return check_plan(self.instance, self.sim.fired, plan,
+                          self._allowed_shortfall() if allowed is None else allowed)
+
+    def _solution(self) -> dict[str, Any]:
+        sim, inst = self.sim, self.instance
+        return {
+            "orders": [{"component": inst.component_names[o.c], "supplier": inst.supplier_ids[o.s],
+                        "quantity": o.quantity, "day": o.day, "cost": o.cost, "eta": o.eta} for o in sim.orders],
+            "production": [{"facility": STAGES[r.k], "day": r.day, "quantity": r.quantity, "cost": r.cost}
+                           for r in sim.runs],
+            "disruptions": [disruption_to_json(d) for d in sim.fired],
+        }
+
+    def _metrics(self) -> dict[str, Any]:
+        sim, inst, ref = self.sim, self.instance, self.reference
+        verdict = self._check()
+        cost = float(sim.cost())
+        bought = sum(comp.stock for comp in inst.components) + sum(o.quantity for o in sim.orders)
+        used = sum(comp.bom for comp in inst.components) * sim.assembled
+        adaptation, adapt_ref = self._adaptation(cost, verdict.feasible)
+        return {
+            "planning_quality": verdict.metrics["planning_quality"],
+            "optimality": self._optimality(),
+            "constraint_satisfaction": verdict.metrics["constraint_satisfaction"],
+            "coordination": used / bought if bought else 1.0,
+            "adaptation": adaptation,
+            "cost": cost,
+            "reference_cost": ref.value,
+            "reference_status": ref.status,
+            "hindsight_cost": ref.extra.get("hindsight_value"),
+            "adaptation_reference_cost": adapt_ref,
+            "purchase": sim.purchase, "production": sim.production, "holding": sim.holding,
+            "delivered": sim.delivered, "demand": inst.demand, "shortfall": sim.shortfall(),
+            "budget": inst.budget, "spent": sim.spent,
+            "feasible": verdict.feasible,
+            "violations": verdict.violations,
+            "disruptions_applied": len(sim.fired),
+        }
+
+    def _adaptation(self, cost: float, feasible: bool) -> tuple[float, float | None]:
+        """``(adaptation, its reference cost)``: the cost against the oracle taking over from
+        the state when the first disruption struck."""
+        if self._snapshot is None:
+            return (1.0 if feasible else 0.0), None
+        if self.adaptation_mode == "oracle":
+            value = self.reference.value
+            return optimality_ratio(value, cost, feasible), value
+        snapshot: SupplySim = pickle.loads(self._snapshot)  # noqa: S301 - bytes this env wrote
+        for d in self._injected_since_snapshot:
+            snapshot.schedule_disruption(d)
+        run = oracle.adaptive(snapshot)
+        value = float(run.sim.cost())
+        allowed = max(self._allowed_shortfall(), run.sim.shortfall())
+        ok = self._check(allowed).feasible
+        return optimality_ratio(value, cost, ok), value
+
+    # ================================================================== rendering
+    def _render_text(self) -> str:
+        return render_text(self.instance, self.sim, self._active())
+
+    def _render_image(self) -> np.ndarray:
+        return render_image(self.instance, self.sim)

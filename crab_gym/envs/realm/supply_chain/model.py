@@ -1,0 +1,262 @@
+"""REALM-Bench P10, the global GPU supply chain: the instance type and its disruptions.
+
+Units: **time is in whole days** (day 0 is the first planning day; the plan ends with the
+``due_day``), money in currency units, quantities in units (GPUs, components).
+
+* **Decision**: orders per (component, supplier, day, quantity) and production per
+  (facility, day, quantity).
+* **Hard constraints**: a supplier ships at most ``capacity[component]`` units of a component
+  ordered on one day (less during a shortage); an order placed on day ``t`` arrives at the
+  start of day ``t + lead_time``, and no later than the component's ``deadline``; a day's
+  assembly uses components on hand (``bom`` units of each per GPU); each later stage (testing,
+  then packaging) uses units the previous stage finished on an earlier day; a facility
+  makes at most its ``capacity`` per day (none while broken down); purchases plus production
+  stay within the ``budget``; at most ``demand`` GPUs are packaged.
+* **Objective**: minimise purchase + production + holding (components on hand and work in
+  progress at the end of each day) + ``shortfall_penalty`` per GPU not packaged by the due
+  day. A plan is *feasible* when it keeps every hard constraint and packages every GPU by
+  the due day within the budget.
+
+Upstream REALM-Bench P10 files give no demand, prices or bill of materials; the generator
+(:mod:`.generator`) and the upstream reader (:mod:`.formats`) define them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from crab_gym.envs.realm.common.errors import FieldProblem
+from crab_gym.envs.realm.common.limits import NonNegInt, PosInt
+from crab_gym.envs.realm.common.uniqueness import check_unique
+
+#: Where the shipped instances and their ``references.json`` live.
+INSTANCE_DIR = Path(__file__).with_name("instances")
+
+#: The production stages, in the order a GPU passes them.
+STAGES: tuple[str, ...] = ("assembly", "testing", "packaging")
+
+#: Longest plan (days) an instance may have: keeps observations and the oracle small.
+MAX_DAYS = 400
+
+Fraction = Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]
+Money = Annotated[int, Field(ge=0, le=10**12)]
+
+
+class Component(BaseModel):
+    """A component bought from suppliers.
+
+    Attributes:
+        name: e.g. ``gpu_chips``.
+        bom: units per finished GPU (bill of materials).
+        price: base unit price (currency units); a supplier charges ``round(price * multiplier)``.
+        holding: cost per unit on hand per day.
+        deadline: the last day an order of it may arrive (None: the due day).
+        stock: units on hand on day 0.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    bom: PosInt
+    price: NonNegInt
+    holding: NonNegInt = 0
+    deadline: NonNegInt | None = None
+    stock: NonNegInt = 0
+
+
+class Supplier(BaseModel):
+    """A supplier: ships every component it has a capacity for, after its lead time.
+
+    Attributes:
+        supplier_id: e.g. ``supplier1`` (a stable actor name).
+        location: region, for display.
+        lead_time: days from ordering to arrival.
+        cost_multiplier: its prices are the components' base prices times this.
+        capacity: per component, the most units ordered from it on one day.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    supplier_id: str
+    location: str = ""
+    lead_time: NonNegInt
+    cost_multiplier: Annotated[float, Field(gt=0.0, le=1000.0, allow_inf_nan=False)] = 1.0
+    capacity: dict[str, NonNegInt]
+
+
+class Facility(BaseModel):
+    """One production stage (``assembly``, ``testing`` or ``packaging``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    facility_id: Literal["assembly", "testing", "packaging"]
+    location: str = ""
+    capacity: NonNegInt = Field(description="units per day")
+    cost_per_unit: NonNegInt
+
+
+class Shortage(BaseModel):
+    """A component shortage: orders of ``component`` placed on days ``start ..
+    start + duration - 1`` (to the end when ``duration`` is None) get ``1 - shortage`` of the
+    supplier's capacity (rounded down), at ``supplier`` or every supplier (None)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["resource_shortage"] = "resource_shortage"
+    component: str
+    supplier: str | None = None
+    shortage: Fraction
+    start: NonNegInt | None = Field(default=None, description="day it strikes (None: now, when injected)")
+    duration: PosInt | None = None
+
+    def active(self, day: int) -> bool:
+        start = 0 if self.start is None else self.start
+        return start <= day and (self.duration is None or day < start + self.duration)
+
+    def describe(self) -> str:
+        where = self.supplier or "every supplier"
+        span = "to the end" if self.duration is None else f"for {self.duration} day(s)"
+        return f"shortage of {self.component} at {where}: capacity -{self.shortage:.0%} from day {self.start} {span}"
+
+
+class Breakdown(BaseModel):
+    """A facility breakdown: ``facility`` makes nothing on days ``start .. start + duration - 1``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["machine_breakdown"] = "machine_breakdown"
+    facility: Literal["assembly", "testing", "packaging"]
+    start: NonNegInt | None = Field(default=None, description="day it strikes (None: now, when injected)")
+    duration: PosInt
+
+    def active(self, day: int) -> bool:
+        start = 0 if self.start is None else self.start
+        return start <= day < start + self.duration
+
+    def describe(self) -> str:
+        return f"{self.facility} breaks down from day {self.start} for {self.duration} day(s)"
+
+
+Disruption = Annotated[Shortage | Breakdown, Field(discriminator="type")]
+
+
+class P10Instance(BaseModel):
+    """One supply-chain instance (days, currency units, units)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    size: str | None = None
+    demand: PosInt = Field(description="GPUs to package by the due day")
+    due_day: Annotated[int, Field(ge=0, le=MAX_DAYS - 1)]
+    budget: Money = Field(description="bound on purchases plus production")
+    shortfall_penalty: Money = Field(description="per GPU not packaged by the due day")
+    wip_holding: NonNegInt = Field(0, description="cost per unit of work in progress per day")
+    components: list[Component] = Field(min_length=1)
+    suppliers: list[Supplier] = Field(min_length=1)
+    facilities: list[Facility] = Field(min_length=3, max_length=3)
+    disruptions: list[Disruption] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> P10Instance:
+        check_unique([c.name for c in self.components], "components[{}].name", "component")
+        check_unique([s.supplier_id for s in self.suppliers], "suppliers[{}].supplier_id", "supplier")
+        ids = tuple(f.facility_id for f in self.facilities)
+        if ids != STAGES:
+            raise FieldProblem("facilities", f"expected the stages {list(STAGES)} in this order, got {list(ids)}")
+        names = set(self.component_names)
+        for i, s in enumerate(self.suppliers):
+            for c in s.capacity:
+                if c not in names:
+                    raise FieldProblem(f"suppliers[{i}].capacity[{c!r}]", "not one of the components")
+        for i, d in enumerate(self.disruptions):
+            if d.start is None:
+                raise FieldProblem(f"disruptions[{i}].start", "an instance's own disruption needs a start day")
+            if isinstance(d, Shortage):
+                if d.component not in names:
+                    raise FieldProblem(f"disruptions[{i}].component", f"{d.component!r} is not one of the components")
+                if d.supplier is not None and d.supplier not in self.supplier_ids:
+                    raise FieldProblem(f"disruptions[{i}].supplier", f"{d.supplier!r} is not one of the suppliers")
+        return self
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> P10Instance:
+        """A copy; with ``update``, the values derived from the old fields are dropped
+        (pydantic copies the ``cached_property`` values with the fields)."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _DERIVED:
+                copy.__dict__.pop(name, None)
+        return copy
+
+    # -- conveniences -------------------------------------------------------------------
+    @cached_property
+    def component_names(self) -> list[str]:
+        return [c.name for c in self.components]
+
+    @cached_property
+    def supplier_ids(self) -> list[str]:
+        return [s.supplier_id for s in self.suppliers]
+
+    @property
+    def n_days(self) -> int:
+        """Planning days: ``0 .. due_day``."""
+        return self.due_day + 1
+
+    @cached_property
+    def prices(self) -> list[list[int]]:
+        """``prices[s][c]``: what supplier ``s`` charges per unit of component ``c``."""
+        return [[int(round(c.price * s.cost_multiplier)) for c in self.components] for s in self.suppliers]
+
+    @cached_property
+    def base_capacity(self) -> list[list[int]]:
+        """``base_capacity[s][c]``: units of ``c`` orderable from ``s`` per day, undisrupted."""
+        return [[int(s.capacity.get(c.name, 0)) for c in self.components] for s in self.suppliers]
+
+    def last_arrival(self, c: int) -> int:
+        """The last day an order of component ``c`` may arrive (its deadline, at most the due day)."""
+        deadline = self.components[c].deadline
+        return self.due_day if deadline is None else min(deadline, self.due_day)
+
+    def need(self, c: int) -> int:
+        """Units of component ``c`` the whole demand uses."""
+        return self.components[c].bom * self.demand
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the optimum (not the name, size or wording)."""
+        return self._fingerprint
+
+    @cached_property
+    def _fingerprint(self) -> str:
+        core = self.model_dump(exclude={"name", "description", "size"})
+        return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
+
+
+#: The cached values derived from an instance's fields.
+_DERIVED = tuple(name for name, value in vars(P10Instance).items() if isinstance(value, cached_property))
+
+
+def supplier_capacity(inst: P10Instance, disruptions: list, s: int, c: int, day: int) -> int:
+    """Units of component ``c`` orderable from supplier ``s`` on ``day`` under ``disruptions``
+    (shortages multiply: two 50 % shortages leave a quarter)."""
+    cap = inst.base_capacity[s][c]
+    factor = 1.0
+    for d in disruptions:
+        if (isinstance(d, Shortage) and d.component == inst.components[c].name
+                and d.supplier in (None, inst.suppliers[s].supplier_id) and d.active(day)):
+            factor *= 1.0 - d.shortage
+    return cap if factor == 1.0 else int(cap * factor + 1e-9)
+
+
+def facility_capacity(inst: P10Instance, disruptions: list, k: int, day: int) -> int:
+    """Units stage ``k`` can make on ``day`` under ``disruptions`` (0 while broken down)."""
+    for d in disruptions:
+        if isinstance(d, Breakdown) and d.facility == STAGES[k] and d.active(day):
+            return 0
+    return inst.facilities[k].capacity

@@ -1,0 +1,299 @@
+"""The P10 oracle: a CP-SAT model of the remaining plan from any state, and the adaptive
+reference that re-solves it whenever a disruption strikes.
+
+CP-SAT on integers (one worker, a deterministic time limit) proves every shipped instance
+optimal in well under a second of deterministic time; ``pywraplp`` with SCIP would need
+fractional units rounded back, so CP-SAT is the one used (docs/p10.md compares them).
+
+The model (days ``t0 .. due_day``, from the state of a :class:`~.sim.SupplySim`):
+
+* ``x[c, s, t]`` units of component ``c`` ordered from supplier ``s`` on day ``t``, created only
+  when they arrive by the component's last arrival day, at most the supplier's capacity that
+  day under the *known* disruptions;
+* ``p[k, t]`` units made by stage ``k`` on day ``t``, at most its capacity that day;
+* on hand ``I[c, t] = I[c, t-1] + arrivals - bom[c] * p[assembly, t] >= 0``;
+  stage stocks ``W[k, t] = W[k, t-1] + p[k, t] - p[k+1, t]`` with ``p[k+1, t] <= W[k, t-1]``
+  (a stage uses what the previous one finished on earlier days);
+* purchases + production <= budget; packaged <= demand;
+* minimise purchases + production + holding of ``I`` and ``W`` at the end of each day +
+  the penalty per GPU not packaged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import product
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from crab_gym.envs.realm.common.solver_budget import time_limit
+from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility_capacity, supplier_capacity
+from crab_gym.envs.realm.supply_chain.sim import SupplySim
+
+#: CP-SAT deterministic-time budget by size class (its "seconds" do not depend on machine load).
+DETERMINISTIC_LIMITS = {"small": 5.0, "medium": 20.0, "large": 60.0}
+#: Budget by plan size (order variables) for instances without a size class.
+LIMITS_BY_COUNT = ((200, 5.0), (2000, 20.0), (float("inf"), 60.0))
+#: A wall-clock cap on top, so that a loaded machine cannot hang a solve for long.
+WALL_CAP_S = 120.0
+WORKERS = 1
+SOLVER = "CP-SAT (integer program, one worker, deterministic time limit)"
+
+
+@dataclass
+class Solution:
+    """The oracle's remaining plan from one state.
+
+    Attributes:
+        status: CP-SAT's status name (``OPTIMAL``, ``FEASIBLE``, ...).
+        cost: the whole plan's cost, what is already spent included (None: no plan found).
+        bound: CP-SAT's proven lower bound on that cost.
+        orders: ``(c, s, quantity, day)`` to place.
+        runs: ``(k, day, quantity)`` to make.
+        limit: the deterministic-time budget used.
+    """
+
+    status: str
+    cost: float | None
+    bound: float | None
+    orders: list[tuple[int, int, int, int]] = field(default_factory=list)
+    runs: list[tuple[int, int, int]] = field(default_factory=list)
+    limit: float = 0.0
+
+
+def budget_for(inst: P10Instance) -> float:
+    """The deterministic-time budget of ``inst`` (by size class, else by its plan size)."""
+    count = len(inst.components) * len(inst.suppliers) * inst.n_days
+    return time_limit(inst.size, count, DETERMINISTIC_LIMITS, LIMITS_BY_COUNT)
+
+
+def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | None = None) -> Solution:
+    """The cheapest remaining plan from ``sim``'s state, facing the ``known`` disruptions
+    (default: those that have struck, ``sim.fired``)."""
+    inst = sim.inst
+    known = sim.fired if known is None else known
+    limit = budget_for(inst) if limit is None else float(limit)
+    C, K = len(inst.components), len(STAGES)
+    t0, T = sim.day, inst.due_day
+    days = range(t0, T + 1)
+    m = cp_model.CpModel()
+
+    x: dict[tuple[int, int, int], Any] = {}
+    x_top: dict[int, int] = defaultdict(int)
+    top_of: dict[tuple[int, ...], int] = {}  # each variable's upper bound
+    for t in days:
+        for s, sup in enumerate(inst.suppliers):
+            for c in range(C):
+                if t + sup.lead_time > inst.last_arrival(c):
+                    continue
+                ub = supplier_capacity(inst, known, s, c, t) - (sim.ordered_today[s][c] if t == t0 else 0)
+                ub = min(ub, inst.need(c))
+                if ub > 0:
+                    x[c, s, t] = m.NewIntVar(0, ub, f"x_{c}_{s}_{t}")
+                    top_of[c, s, t] = ub
+                    x_top[c] += ub
+    p: dict[tuple[int, int], Any] = {}
+    for k in range(K):
+        for t in days:
+            ub = facility_capacity(inst, known, k, t) - (sim.made_today[k] if t == t0 else 0)
+            top_of[k, t] = max(0, min(ub, inst.demand))
+            p[k, t] = m.NewIntVar(0, top_of[k, t], f"p_{k}_{t}")
+
+    coming: dict[tuple[int, int], int] = defaultdict(int)
+    for t, c, q in sim.in_transit():
+        coming[t, c] += q
+    holding_terms = []
+    for c, comp in enumerate(inst.components):
+        top = sim.on_hand[c] + sum(q for (_, cc), q in coming.items() if cc == c) + x_top[c]
+        prev: Any = sim.on_hand[c]
+        for t in days:
+            arrivals = [x[c, s, t - sup.lead_time] for s, sup in enumerate(inst.suppliers)
+                        if (c, s, t - sup.lead_time) in x]
+            level = m.NewIntVar(0, top, f"I_{c}_{t}")
+            m.Add(level == prev + coming[t, c] + sum(arrivals) - comp.bom * p[0, t])
+            holding_terms.append(comp.holding * level)
+            prev = level
+    for k in range(K - 1):
+        top = sim.stock[k] + sim.made_today[k] + inst.demand
+        prev = sim.stock[k]
+        for t in days:
+            level = m.NewIntVar(0, top, f"W_{k}_{t}")
+            m.Add(p[k + 1, t] <= prev)
+            joins = sim.made_today[k] if t == t0 else 0
+            m.Add(level == prev + joins + p[k, t] - p[k + 1, t])
+            holding_terms.append(inst.wip_holding * level)
+            prev = level
+    m.Add(sim.assembled + sum(p[0, t] for t in days) <= inst.demand)
+    packaged = sim.delivered + sim.made_today[K - 1] + sum(p[K - 1, t] for t in days)
+    m.Add(packaged <= inst.demand)
+    spend = (sum(inst.prices[s][c] * v for (c, s, _), v in x.items())
+             + sum(inst.facilities[k].cost_per_unit * v for (k, _), v in p.items()))
+    m.Add(sim.spent + spend <= inst.budget)
+    cost = spend + sum(holding_terms) + inst.shortfall_penalty * (inst.demand - packaged)
+    # Ties between cheapest plans are broken the same way by every OR-Tools version: the
+    # earliest (then lowest-numbered supplier, then stage) plan wins, so that the adaptive
+    # reference, whose later re-solves depend on the earlier plan, does not change with it.
+    S = len(inst.suppliers)
+    weights = [(v, (t - t0) * (S + K) + s + 1, top_of[key]) for key, v in x.items() for _, s, t in [key]]
+    weights += [(v, (t - t0) * (S + K) + S + k + 1, top_of[key]) for key, v in p.items() for k, t in [key]]
+    tie_top = sum(w * top for _, w, top in weights)
+    m.Minimize((tie_top + 1) * cost + sum(w * v for v, w, _ in weights))
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = WORKERS
+    solver.parameters.max_deterministic_time = limit
+    solver.parameters.max_time_in_seconds = WALL_CAP_S
+    solver.parameters.random_seed = 0
+    code = solver.Solve(m)
+    status = solver.StatusName(code)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Solution(status, None, None, limit=limit)
+    const = sim.spent + sim.holding
+    orders = [(c, s, int(solver.Value(v)), t) for (c, s, t), v in sorted(x.items(), key=lambda kv: kv[0][2])
+              if solver.Value(v) > 0]
+    runs = [(k, t, int(solver.Value(v))) for (k, t), v in sorted(p.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+            if solver.Value(v) > 0]
+    value = round(solver.Value(cost))
+    bound = math.ceil(solver.BestObjectiveBound() / (tie_top + 1) - 1e-9)
+    return Solution(status, const + value, const + min(bound, value),
+                    orders, runs, limit)
+
+
+def carry_out_day(sim: SupplySim, orders: list[tuple[int, int, int, int]], runs: list[tuple[int, int, int]]) -> None:
+    """Do the entries dated today in ``sim`` (orders first, then stages in order)."""
+    today = sim.day
+    for c, s, q, t in orders:
+        if t == today:
+            sim.order(c, s, q)
+    for k, t, q in sorted(runs, key=lambda r: r[0]):
+        if t == today:
+            sim.produce(k, q)
+
+
+@dataclass
+class Adaptive:
+    """The adaptive oracle's episode: the final state and every solve's status."""
+
+    sim: SupplySim
+    statuses: list[str]
+    bounds: list[float | None]
+    limit: float
+
+    @property
+    def status(self) -> str:
+        """``OPTIMAL`` when no disruption struck (one solve), ``ADAPTIVE_OPTIMAL`` when every
+        re-solve was proved optimal, else ``ADAPTIVE_FEASIBLE`` / the failing status."""
+        if len(self.statuses) == 1:
+            return self.statuses[0]
+        bad = [s for s in self.statuses if s not in ("OPTIMAL", "FEASIBLE")]
+        if bad:
+            return bad[0]
+        return "ADAPTIVE_OPTIMAL" if all(s == "OPTIMAL" for s in self.statuses) else "ADAPTIVE_FEASIBLE"
+
+
+#: Adaptive runs by (instance, state, budget): an episode's end re-solves from states that
+#: repeat (replays, seeded evaluations); CP-SAT is deterministic, so a cached run is the run.
+_RUNS: dict[tuple[Any, ...], Adaptive] = {}
+_RUNS_KEPT = 256
+
+
+def adaptive(sim: SupplySim, limit: float | None = None) -> Adaptive:
+    """Play the oracle from ``sim``'s state (a copy): solve, follow the plan until a
+    disruption strikes, re-solve from that day knowing it, and so on to the due day. The
+    oracle never sees a disruption before it strikes."""
+    key = (sim.inst.fingerprint(), sim.state_key(), limit)
+    if key not in _RUNS:
+        if len(_RUNS) >= _RUNS_KEPT:
+            _RUNS.pop(next(iter(_RUNS)))
+        _RUNS[key] = _adaptive(sim, limit)
+    return _RUNS[key]
+
+
+def _adaptive(sim: SupplySim, limit: float | None) -> Adaptive:
+    sim = sim.copy()
+    statuses: list[str] = []
+    bounds: list[float | None] = []
+    used = budget_for(sim.inst) if limit is None else float(limit)
+    while not sim.done:
+        sol = solve_from(sim, limit=used)
+        statuses.append(sol.status)
+        bounds.append(sol.bound)
+        if sol.cost is None:
+            sim.run_to_end()
+            break
+        while not sim.done:
+            carry_out_day(sim, sol.orders, sol.runs)
+            if sim.next_day() and not sim.done:
+                break  # a disruption struck: re-solve from today
+    return Adaptive(sim, statuses, bounds, used)
+
+
+def plan_arguments(sim: SupplySim) -> dict[str, list[dict[str, Any]]]:
+    """What ``sim`` did, as ``submit_plan`` arguments."""
+    inst = sim.inst
+    return {
+        "orders": [{"component": inst.component_names[o.c], "supplier": inst.supplier_ids[o.s],
+                    "quantity": o.quantity, "day": o.day} for o in sim.orders],
+        "production": [{"facility": STAGES[r.k], "day": r.day, "quantity": r.quantity} for r in sim.runs],
+    }
+
+
+def brute_force_p10(inst: P10Instance) -> int:
+    """The optimum facing every disruption of ``inst`` from day 0 (with foresight), by
+    exhaustive search over every day's orders and production, memoised on the state. Written
+    apart from the CP-SAT model and the simulation, to check both; only for tiny instances
+    (a few units, two or three days of decisions)."""
+    C, K = len(inst.components), len(STAGES)
+    known = list(inst.disruptions)
+    boms = [comp.bom for comp in inst.components]
+    prices, T = inst.prices, inst.due_day
+
+    @cache
+    def best(t: int, on_hand: tuple[int, ...], coming: tuple[tuple[int, int, int], ...], stock: tuple[int, int],
+             delivered: int, spent: int) -> float:
+        if t > T:
+            return inst.shortfall_penalty * (inst.demand - delivered)
+        arrived = list(on_hand)
+        for day, c, q in coming:
+            if day == t:
+                arrived[c] += q
+        later = tuple(e for e in coming if e[0] > t)
+        choices = []
+        for s, sup in enumerate(inst.suppliers):
+            for c in range(C):
+                if t + sup.lead_time <= inst.last_arrival(c):
+                    top = min(supplier_capacity(inst, known, s, c, t), inst.need(c))
+                    choices.append((s, c, range(top + 1)))
+        result = float("inf")
+        for qs in product(*(r for _, _, r in choices)):
+            cost = spent + sum(q * prices[s][c] for (s, c, _), q in zip(choices, qs))
+            if cost > inst.budget:
+                continue
+            hand, pipe = list(arrived), list(later)
+            for (s, c, _), q in zip(choices, qs):
+                eta = t + inst.suppliers[s].lead_time
+                if q and eta == t:
+                    hand[c] += q
+                elif q:
+                    pipe.append((eta, c, q))
+            caps = [facility_capacity(inst, known, k, t) for k in range(K)]
+            top0 = min([caps[0]] + [hand[c] // boms[c] for c in range(C)])
+            for p0 in range(top0 + 1):
+                for p1 in range(min(caps[1], stock[0]) + 1):
+                    for p2 in range(min(caps[2], stock[1], inst.demand - delivered) + 1):
+                        pay = cost + sum(q * f.cost_per_unit for q, f in zip((p0, p1, p2), inst.facilities))
+                        if pay > inst.budget:
+                            continue
+                        left = tuple(hand[c] - boms[c] * p0 for c in range(C))
+                        wip = (stock[0] + p0 - p1, stock[1] + p1 - p2)
+                        hold = sum(comp.holding * q for comp, q in zip(inst.components, left)) + inst.wip_holding * sum(wip)
+                        value = hold + best(t + 1, left, tuple(sorted(pipe)), wip, delivered + p2, pay)
+                        result = min(result, value + pay - spent)
+        return result
+
+    start = tuple(comp.stock for comp in inst.components)
+    return int(best(0, start, (), (0, 0), 0, 0))

@@ -1,0 +1,157 @@
+"""Independent checker for P6/P9 plans: recomputes every time and the REALM metrics from
+``{"pickups": [{"car", "member", "depart"}], "cooking_schedule": [{"task", "cook", "start"}]}``
+alone, sharing no code with the env's state (:mod:`.sim`), so the tests can compare the two.
+
+Pickups with the same car and ``depart`` are one shared trip. A trip leaving home at
+``depart`` is at the airport ``travel_minutes`` later (at once for a car's first trip when it
+starts at the airport), leaves when its last passenger has landed (``landings``: the real
+landings, delays included) and is home ``travel_minutes`` after that.
+
+Declared constraints (``constraint_satisfaction`` is the share that hold):
+
+* ``task:<id>``: cooked exactly once, by a cook with the skill who is home by its start, after
+  its predecessors end, and ending by the deadline;
+* ``fetched:<id>`` per traveller: fetched exactly once, home by the deadline;
+* ``cook:<id>``: the cook's tasks do not overlap; ``car:<id>``: the car's trips do not overlap,
+  none leaves before ``start_time`` and none carries more than ``seats`` passengers;
+* ``kitchen``: at most ``kitchen_capacity`` tasks at once; ``oven``: one oven task at a time.
+
+``planning_quality`` is the share of tasks and travellers whose constraint holds. ``cost`` is
+``(ready - start_time) + DRIVE_WEIGHT x driving`` (``ready``: the last task's end).
+``coordination`` (cooks and cars as agents): the parallelism the family achieves, i.e. the
+cooking minutes per minute from the first start to the last end, divided by the most tasks
+that can run at once (``min(kitchen_capacity, members)``), at most 1; 0 when nothing is cooked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.thanksgiving.model import DRIVE_WEIGHT, ThanksgivingInstance
+
+
+@dataclass
+class ThanksgivingCheck(PlanCheck):
+    """``cost`` in minutes: dinner-ready minutes after ``start_time`` plus 0.01 x driving."""
+
+    ready: int | None = None
+    driving: int = 0
+    home: dict[str, int] | None = None
+
+
+def _overlap(spans: list[tuple[int, int]]) -> bool:
+    spans = sorted(spans)
+    return any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+
+
+def _max_load(spans: list[tuple[int, int]]) -> int:
+    """The most spans ``[start, end)`` open at one time."""
+    points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans], key=lambda p: (p[0], p[1]))
+    load = best = 0
+    for _, step in points:
+        load += step
+        best = max(best, load)
+    return best
+
+
+def trip_times(inst: ThanksgivingInstance, pickups: list[dict[str, Any]], landings: dict[str, int]) -> tuple[
+    dict[str, int], list[tuple[str, int, int, int, int]]
+]:
+    """``(home minute per fetched member, trips as (car, depart, home, passengers, driving))``."""
+    groups: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for p in pickups:
+        groups[(str(p["car"]), int(p["depart"]))].append(str(p["member"]))
+    T = inst.travel_minutes
+    starts = {c.car_id: c.start for c in inst.cars}
+    home: dict[str, int] = {}
+    trips = []
+    for car in inst.car_ids:
+        for k, depart in enumerate(sorted(d for c, d in groups if c == car)):
+            members = groups[(car, depart)]
+            out = 0 if k == 0 and starts[car] == "airport" else T
+            leave = max([depart + out] + [landings[m] for m in members if m in landings])
+            for m in members:
+                home.setdefault(m, leave + T)
+            trips.append((car, depart, leave + T, len(members), out + T))
+    return home, trips
+
+
+def check_plan(
+    inst: ThanksgivingInstance, plan: dict[str, Any], landings: dict[str, int], reference: float | None = None
+) -> ThanksgivingCheck:
+    """Score a plan (REALM's P6/P9 shape) against the real ``landings`` of the travellers.
+    Unknown ids raise ``KeyError``."""
+    pickups, cooking = list(plan.get("pickups", [])), list(plan.get("cooking_schedule", []))
+    home, trips = trip_times(inst, pickups, landings)
+    for m in inst.member_ids:
+        if m not in inst.travellers:
+            home[m] = inst.start_time
+    fetched = Counter(str(p["member"]) for p in pickups)
+    cons: dict[str, bool] = {}
+    entries = defaultdict(list)
+    for e in cooking:
+        entries[str(e["task"])].append(e)
+    spans: dict[str, tuple[int, int]] = {}
+    for e in cooking:
+        t = inst.tasks[inst.task_index[str(e["task"])]]
+        spans.setdefault(t.task_id, (int(e["start"]), int(e["start"]) + t.duration))
+    for t in inst.tasks:
+        es = entries.get(t.task_id, [])
+        ok = len(es) == 1
+        if ok:
+            cook, start = str(es[0]["cook"]), int(es[0]["start"])
+            inst.member_index[cook]  # noqa: B018 - an unknown cook is a KeyError
+            ok = (
+                t.task_id in inst.members[inst.member_index[cook]].skills
+                and cook in home
+                and home[cook] <= start
+                and start >= inst.start_time
+                and start + t.duration <= inst.deadline
+                and all(p in spans and spans[p][1] <= start for p in inst.predecessors(t.task_id))
+            )
+        cons[f"task:{t.task_id}"] = ok
+    for m in inst.travellers:
+        cons[f"fetched:{m}"] = fetched[m] == 1 and home.get(m, inst.deadline + 1) <= inst.deadline
+    for m in inst.member_ids:
+        mine = [spans[str(e["task"])] for e in cooking if str(e["cook"]) == m and str(e["task"]) in spans]
+        cons[f"cook:{m}"] = not _overlap(mine)
+    for car in inst.car_ids:
+        inst.car_index[car]  # noqa: B018
+        mine_trips = [(d, h) for c, d, h, _, _ in trips if c == car]
+        seats = inst.cars[inst.car_index[car]].seats
+        cons[f"car:{car}"] = (
+            not _overlap(mine_trips)
+            and all(d >= inst.start_time for d, _ in mine_trips)
+            and all(n <= seats for c, _, _, n, _ in trips if c == car)
+        )
+    for p in pickups:
+        if str(p["car"]) not in inst.car_index:
+            raise KeyError(p["car"])
+    all_spans = list(spans.values())
+    cons["kitchen"] = _max_load(all_spans) <= inst.kitchen_capacity
+    cons["oven"] = not _overlap([spans[t.task_id] for t in inst.tasks if t.oven and t.task_id in spans])
+
+    feasible = all(cons.values())
+    driving = sum(d for *_, d in trips)
+    ready = max((e for _, e in all_spans), default=None) if len(spans) == len(inst.tasks) else None
+    cost = float("inf") if ready is None else (ready - inst.start_time) + DRIVE_WEIGHT * driving
+    served = sum(cons[f"task:{t}"] for t in inst.task_ids) + sum(cons[f"fetched:{m}"] for m in inst.travellers)
+    width = min(inst.kitchen_capacity, len(inst.members))
+    window = (max(e for _, e in all_spans) - min(s for s, _ in all_spans)) if all_spans else 0
+    cooked_minutes = sum(e - s for s, e in all_spans)
+    metrics = {
+        "planning_quality": served / (len(inst.tasks) + len(inst.travellers)),
+        "optimality": optimality_ratio(reference, cost, feasible) if ready is not None else 0.0,
+        "constraint_satisfaction": sum(cons.values()) / len(cons),
+        "coordination": min(1.0, cooked_minutes / (window * width)) if window else 0.0,
+    }
+    return ThanksgivingCheck(feasible, cost, cons, metrics, ready=ready, driving=driving, home=home)
+
+
+def landings_of(inst: ThanksgivingInstance, delays: Any = ()) -> dict[str, int]:
+    """The landing minute of every traveller, given the ``delays`` in force."""
+    return {m: inst.landing(m, list(delays)) for m in inst.travellers}

@@ -1,0 +1,238 @@
+"""Realm-P9-v0: Thanksgiving dinner with flight delays (REALM-Bench P9).
+
+The env is :class:`ThanksgivingDelaysEnv`; its docstring is the reference. It implements the
+disruption protocol of :mod:`crab_gym.envs.realm.common.disruptions` (a flight delay strikes
+a flight, named as its ``location``), which is all ``DisruptionWrapper`` relies on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from gymnasium import spaces
+
+from crab_gym.envs.realm.common.disruptions import (
+    DisruptionKind,
+    DisruptionReport,
+    InvalidDisruptionError,
+    checked_adaptation_reference,
+    disruption_report,
+    episode_over_report,
+)
+from crab_gym.envs.realm.common.env import checked_init
+from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.thanksgiving.env import GENERATOR_COUNTS, ThanksgivingEnv
+from crab_gym.envs.realm.thanksgiving.formats import FILES
+from crab_gym.envs.realm.thanksgiving.generator import generate_p9
+from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
+from crab_gym.envs.realm.thanksgiving.references import p9_reference
+from crab_gym.envs.realm.thanksgiving.replan import best_continuation
+
+DEFAULT_INSTANCE = "p9_small_00"
+#: The ``instance`` and ``generator`` arguments of Realm-P9-v0 (drawn instances have delays).
+SOURCE = InstanceSource(FILES["P9"], SizedGenerator(generate_p9, GENERATOR_COUNTS))
+#: The one disruption type: a flight (its id as ``location``) lands ``delay`` minutes late,
+#: announced at ``start``.
+DISRUPTION_KINDS = {"flight_delay": DisruptionKind(strikes="location", has_delay=True)}
+
+
+class ThanksgivingDelaysEnv(ThanksgivingEnv):
+    """Thanksgiving dinner while flights are delayed (REALM-Bench P9): P6's afternoon, but some
+    flights land late, and the family learns it only when the delay is announced.
+
+    ## Description
+
+    Everything of Realm-P6-v0 holds (see :class:`~crab_gym.envs.realm.thanksgiving.env.ThanksgivingEnv`),
+    plus the instance's flight delays: delay `d` of a flight lands it `delay` minutes after
+    its scheduled arrival and is announced at minute `announced`. Before the announcement
+    the observation shows the scheduled landing; a car waiting at the airport waits for the
+    real one. Delays can also be injected (`apply_disruption`, what `DisruptionWrapper`
+    calls): `{"type": "flight_delay", "location": "flight1", "start": minute, "delay": 40}`
+    (`start`: when it is announced, None for now; a flight that has landed cannot be delayed).
+
+    ## Action Space
+
+    As Realm-P6-v0, except that **submit_plan pauses at an announcement**: the plan is carried
+    out until a delay is announced while entries remain; the episode then waits for the next
+    action (`info["paused"]` is true and `info["pending_plan"]` holds the entries left).
+    Resubmitting may repeat the trips and tasks under way (they are kept) or list only what
+    comes next.
+
+    ## Observation Space
+
+    Realm-P6-v0's, plus `member_delay` (M,): the delay known now of each traveller's flight.
+
+    ## Rewards
+
+    As Realm-P6-v0; optimality compares with the P9 reference: the better of the adaptive
+    oracle (CP-SAT's plan with flights on schedule, re-solved from the state reached at each
+    announcement) and the greedy policy, neither of which foresees a delay.
+
+    ## Episode End
+
+    As Realm-P6-v0 (a paused plan does not end it). `info["metrics"]` also holds
+    `adaptation`: 0 if the afternoon breaks a rule, else `min(1, reference / cost)` where the
+    reference is the better of the adaptive oracle and the greedy policy taking over from the
+    episode's own state at its first announcement (1 for a feasible afternoon without
+    announcements, or when neither finishes within the rules from there), plus
+    `adaptation_reference_cost` and `delays_announced`. Every step's `info` also has
+    `announced` (delays announced so far, in words), `paused` and `pending_plan`.
+
+    ## Arguments
+
+    Those of Realm-P6-v0 (`instance` takes shipped `p9_*` names, default `"p9_small_00"`,
+    P9 files and instances; an instance without delays, such as `load_p6("p6_small_00")`, runs without them; `generator` draws P9
+    instances), plus:
+
+    | argument | meaning |
+    |---|---|
+    | `adaptation_reference` | `"resolve"` (default): the re-solve from the episode's own state, as above; `"oracle"`: the P9 reference's value (no solver call at the end of an episode) |
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    instance_source: ClassVar[Any] = SOURCE
+    env_name = "realm-p9"
+    disruption_kinds = DISRUPTION_KINDS
+
+    @checked_init
+    @realm_keywords
+    def __init__(
+        self, instance: str | Path | dict | ThanksgivingInstance = DEFAULT_INSTANCE, *,
+        generator: dict | None = None, adaptation_reference: Literal["resolve", "oracle"] = "resolve",
+        **options: Any,
+    ) -> None:
+        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._injected: list[FlightDelay] = []
+        super().__init__(instance, generator=generator, **options)
+        M = len(self.instance.members)
+        self.observation_space = spaces.Dict(
+            {**self.observation_space.spaces, "member_delay": spaces.Box(0.0, 2880.0, (M,), np.float32)}
+        )
+
+    # ================================================================== instances and delays
+    def _delays(self, inst: ThanksgivingInstance) -> list[FlightDelay]:
+        return list(inst.delays)
+
+    def _restart(self) -> None:
+        self._injected = []
+        self._forget_reference()  # the injected delays are gone
+        super()._restart()
+
+    def faced_schedule(self) -> list[FlightDelay]:
+        """The delays this episode faces: the instance's plus the injected ones."""
+        return list(self.instance.delays) + list(self._injected)
+
+    def _solve_reference(self) -> Reference:
+        inst = self.instance
+        if self._injected:
+            inst = ThanksgivingInstance.model_validate(
+                {**inst.model_dump(), "delays": [d.model_dump() for d in self.faced_schedule()]}
+            )
+        return p9_reference(inst)
+
+    # ================================================================== the disruption protocol
+    def parse_disruption(self, disruption: Any) -> FlightDelay:
+        """A flight delay from a mapping (``type``, ``location``: the flight, ``start``: when it
+        is announced or None for now, ``delay``) or a :class:`FlightDelay`."""
+        if isinstance(disruption, FlightDelay):
+            d = disruption
+        else:
+            if not isinstance(disruption, dict):
+                raise InvalidDisruptionError(f"a disruption is a mapping, got {type(disruption).__name__}")
+            if disruption.get("type") != "flight_delay":
+                raise InvalidDisruptionError(f"unknown disruption type {disruption.get('type')!r}; known: flight_delay")
+            flight = disruption.get("location", disruption.get("flight"))
+            start = disruption.get("start")
+            delay = disruption.get("delay")
+            if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= 24 * 60:
+                raise InvalidDisruptionError(f"delay must be whole minutes in 0..1440, got {delay!r}")
+            if start is not None and (not isinstance(start, int) or isinstance(start, bool) or start < 0):
+                raise InvalidDisruptionError(f"start must be a minute from midnight or None, got {start!r}")
+            now = self.kitchen.now
+            d = FlightDelay(flight=str(flight), delay=delay, announced=now if start is None else start)
+        if d.flight not in self.instance.flight_arrival:
+            raise InvalidDisruptionError(f"unknown flight {d.flight!r}; flights: {', '.join(self.instance.flight_arrival)}")
+        return d
+
+    def apply_disruption(self, disruption: Any) -> DisruptionReport:
+        """Inject a flight delay: it is real at once (a car at the airport waits for the new
+        landing) and announced at its ``start`` (now if that has passed). Raises
+        :class:`InvalidDisruptionError` for a flight that has landed or a bad mapping."""
+        d = self.parse_disruption(disruption)
+        k = self.kitchen
+        if self._terminated:
+            return episode_over_report()
+        landing = self.instance.flight_arrival[d.flight] + sum(x.delay for x in k.true_delays if x.flight == d.flight)
+        if landing <= k.now:
+            raise InvalidDisruptionError(f"{d.flight} has landed at {hhmm(landing)}; it cannot be delayed")
+        d = d.model_copy(update={"announced": max(d.announced, k.now)})
+        self._injected.append(d)
+        self._forget_reference()
+        k.delay_flight(d)
+        applied = d.announced <= k.now
+        if applied:
+            self._events += k.catch_up()
+        msg = f"{d.describe()}, announced at {hhmm(d.announced)}"
+        return disruption_report(applied, k.now, msg, {"type": "flight_delay", "location": d.flight, "start": d.announced,
+                                                       "duration": 0, "delay": d.delay})
+
+    def disruption_targets(self) -> dict[str, Any]:
+        """Flights that have not landed yet, and the window of announcement minutes that matter."""
+        inst, k = self.instance, self.kitchen
+        landing = {f.flight_id: f.arrival + sum(d.delay for d in k.true_delays if d.flight == f.flight_id)
+                   for f in inst.flights}
+        return {"routes": [], "locations": [f for f, t in landing.items() if t > k.now],
+                "window": (inst.start_time, max(f.arrival for f in inst.flights))}
+
+    # ================================================================== plans pause at announcements
+    def _after_plan(self, remaining: list[Any]) -> None:
+        self._paused = bool(remaining)
+        self._pending_plan = [
+            {"kind": e.kind, "actor": e.actor, "what": list(e.what), "time": hhmm(e.time)} for e in remaining
+        ]
+        self._submitted = not self._paused
+        if self._paused:
+            self._events.append("plan paused by a delay announcement; submit a plan again (or act step by step)")
+
+    # ================================================================== observation, info, metrics
+    def _get_obs(self) -> dict[str, Any]:
+        obs = super()._get_obs()
+        k, inst = self.kitchen, self.instance
+        obs["member_delay"] = np.array(
+            [k.known_landing(m) - inst.landing(m) if m in inst.travellers else 0 for m in inst.member_ids],
+            dtype=np.float32,
+        ).clip(0, 2880)
+        return obs
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {
+            **super()._extra_info(),
+            "announced": [d.describe() for d in self.kitchen.announced],
+            "paused": bool(self._paused),
+            "pending_plan": [dict(e) for e in self._pending_plan],
+        }
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        metrics, solution = super()._final_info()
+        k, feasible = self.kitchen, metrics["feasible"]
+        snapshot, ref_value = k.first_announcement, None
+        if snapshot is None:
+            adaptation = 1.0 if feasible else 0.0
+        else:
+            if self.adaptation_mode == "oracle":
+                ref_value = self.reference.value
+            else:
+                ref_value = best_continuation(snapshot)
+            adaptation = optimality_ratio(ref_value, metrics["cost"], feasible)
+        metrics.update(adaptation=adaptation, adaptation_reference_cost=ref_value, delays_announced=len(k.announced))
+        solution["delays"] = [d.model_dump() for d in k.announced]
+        return metrics, solution
+

@@ -1,0 +1,495 @@
+"""Realm-P5-v0: wedding logistics (guest pickups and errands at shops with opening hours).
+
+The env is :class:`WeddingEnv`; its docstring is the reference. Realm-P8-v0
+(:mod:`crab_gym.envs.realm.wedding.env_disruptions`) builds on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import networkx as nx
+import numpy as np
+from pydantic import ConfigDict, Field, create_model
+
+from crab_gym.core import Action, evaluator
+from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init, draw_seed
+from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.wedding import render as rendering
+from crab_gym.envs.realm.wedding.checker import WeddingCheck
+from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
+from crab_gym.envs.realm.wedding.generator import generate_p5
+from crab_gym.envs.realm.wedding.model import WeddingInstance
+from crab_gym.envs.realm.wedding.references import p5_reference
+from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, PlanError, WeddingSim, hhmm
+
+DEFAULT_INSTANCE = "p5_small_00"
+#: Upper bound of every minute in the observation (two days).
+MAX_MINUTE = 2 * 24 * 60
+#: Upper bound of the travel minutes in the observation.
+MAX_TRAVEL = 10_000
+#: The ``generator`` argument: every count of the drawn instances, and a size class.
+GENERATOR = SizedGenerator(generate_p5, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
+
+
+def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
+    """What the ``instance`` argument of the P5 or P8 env accepts (checked, explained when wrong)."""
+    prefix = problem.lower()
+    return InstanceKind(
+        problem, types, names, f"crab_gym.datasets.list_instances('{problem}')",
+        (f"{prefix}_small_00", f"{prefix}_medium_00", f"{prefix}_large_05"),
+        files=f"a path to a JSON file (crab_gym's format or an upstream REALM-Bench {problem} file)",
+    )
+
+
+INSTANCE_KIND = instance_kind("P5", (WeddingInstance,), shipped_p5_names)
+
+
+def _drive(vehicle: str, stop: str, env: Any) -> None:
+    env._act_drive(vehicle, stop)
+
+
+def _wait(vehicle: str, env: Any) -> None:
+    env._act_wait(vehicle)
+
+
+def _finish(vehicle: str, env: Any) -> None:
+    env._act_finish(vehicle)
+
+
+def _submit_plan(routes: Any, env: Any) -> None:
+    env._act_submit()
+
+
+class WeddingEnv(RealmEnv):
+    """Wedding logistics (REALM-Bench P5): vehicles fetch guests from the airport after they
+    land and run errands at shops inside their opening hours, bringing everyone and everything
+    to the venue before the photo, minimising driving minutes.
+
+    ## Description
+
+    Units: minutes; clock times are minutes from midnight. Each vehicle starts at its place at
+    its ``available`` minute, drives to its next stop as soon as it has served one, waits there
+    for the guest to land or the shop to open, and ends its route at the venue.
+
+    | part | definition |
+    |---|---|
+    | decision | each vehicle's ordered stops: ``pickup:<guest>``, ``errand:<errand>``, ``dropoff:venue`` (unloads everything); a vehicle ends at the venue |
+    | hard constraints | passengers <= seats; pickup after landing; errand service inside the shop's hours; every guest and every errand's goods at the venue by ``photo_time``; every vehicle at the venue by ``deadline`` (a guest's own car by ``photo_time``) |
+    | objective | minimise total driving minutes (+ ``unserved_penalty``, default 1000, per guest or errand left undone: such a plan is infeasible) |
+    | travel times | shortest paths over the town's roads |
+
+    ## Action Space
+
+    A ``OneOf`` over one ``Dict`` per action (``V`` vehicles, ``S`` = guests + errands + 1
+    stops); also accepted as a tool call ``{"name": ..., "arguments": {...}}``.
+
+    | action | arguments | meaning |
+    |---|---|---|
+    | ``drive`` | ``vehicle`` (``Discrete(V)``), ``stop`` (``Discrete(S)``) | send a vehicle that is free now to its next stop; the mask allows only stops that keep every constraint with the travel times in force now |
+    | ``wait`` | ``vehicle`` | wait until the next event (another vehicle free, a guest landing, a shop opening, a disruption) |
+    | ``finish`` | ``vehicle`` | drive to the venue, unload, and end the route (always allowed for a free vehicle) |
+    | ``submit_plan`` | ``routes``: per vehicle id a ``Sequence`` of stops | the whole plan, ``{"van": ["pickup:alex", "errand:gift", "dropoff:venue"]}``, driven to the end; a vehicle ends at the venue after its last stop; vehicles not listed drive straight there. Unknown or repeated stops make the call invalid; a late stop or an overload is carried out and counted as a violation |
+
+    ``action_masks()`` covers every ``(vehicle, stop)`` drive, then every ``wait``, then every
+    ``finish``.
+
+    ## Observation Space
+
+    A ``Dict`` (``L`` places, ``G`` guests, ``E`` errands):
+
+    | key | shape, type | meaning |
+    |---|---|---|
+    | ``clock`` | ``(1,)`` float32 in [0, 2880] | the current minute |
+    | ``vehicle_place`` | ``(V,)`` MultiDiscrete(L) | each vehicle's place |
+    | ``vehicle_free_at`` | ``(V,)`` float32 | the minute each vehicle is free |
+    | ``vehicle_load`` / ``vehicle_capacity`` | ``(V,)`` float32 | guests on board / seats |
+    | ``vehicle_acting`` / ``vehicle_finished`` | ``(V,)`` MultiBinary | decides now / has ended |
+    | ``item_status`` | ``(G + E,)`` MultiDiscrete(3) | guests then errands: 0 to do, 1 on board, 2 at the venue |
+    | ``item_place`` | ``(G + E,)`` MultiDiscrete(L) | the guest's or shop's place |
+    | ``item_times`` | ``(G + E, 2)`` float32 | earliest and latest service start |
+    | ``travel_time`` | ``(L, L)`` float32 | shortest-path minutes in force now |
+    | ``action_mask`` | ``(n_flat,)`` MultiBinary | ``action_masks()`` |
+
+    ## Rewards
+
+    Per valid step, ``progress_weight`` (0.5) x the rise in the sub-goal graph's completeness
+    (per guest ``picked_up_<g>`` then ``at_venue_<g>`` by the photo; per errand
+    ``errand_<e>`` inside the hours then ``delivered_<e>`` by the photo; per vehicle
+    ``back_<v>`` in time); at the end ``optimality_weight`` (0.5) x optimality = reference
+    cost / cost (capped at 1; 0 if any constraint is broken or anything is left undone).
+    Invalid actions change nothing and earn ``-invalid_action_penalty``. The return lies in
+    [0, 1].
+
+    ## Starting State
+
+    Every vehicle at its place, free at its ``available`` minute; nothing done.
+
+    ## Episode End
+
+    Terminated when every vehicle has ended its route (a vehicle that is free and empty when
+    nothing is left to do ends by itself). At the end ``info["solution"]`` holds ``routes``,
+    ``pickups`` (guest, vehicle, minute) and ``errands_done`` (errand, vehicle, minute): REALM's
+    shape; ``info["metrics"]``: ``planning_quality`` (share of guests and errands brought to
+    the venue), ``optimality``, ``constraint_satisfaction`` (share of the declared constraints
+    met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (share of the gain of
+    working together over the vehicles acting alone that the plan achieves:
+    ``(solo - cost) / (solo - reference)`` clipped to [0, 1]; 1 when there is nothing to gain,
+    0 when infeasible), ``cost``, ``reference_cost``, ``solo_cost``, ``travel_minutes``,
+    ``served``, ``items``, ``violations``. Every step's ``info`` has ``clock`` (-1 after the
+    end) and ``events``.
+
+    ## Arguments
+
+    | argument | meaning |
+    |---|---|
+    | ``instance`` | a shipped name (``"p5_small_00"`` ... ``"p5_large_05"``), a JSON path (crab_gym's or an upstream REALM-Bench P5/P8 file), a mapping, or a ``WeddingInstance`` |
+    | ``generator`` | ``{"n_guests": 3, "n_errands": 3, "n_vehicles": 2, "size": "small"}``: draw a fresh instance on every ``reset(seed=...)``; references are solved at the end of an episode and cached |
+    | ``reference`` | a known reference cost to use instead |
+    | ``render_mode`` | ``"ansi"`` or ``"rgb_array"`` (a 640 x 420 map) |
+    | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | reward settings |
+
+    ## Version History
+
+    * v0: Initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    problem = "p5"
+    generator_kind = GENERATOR
+    reference_lookup = staticmethod(p5_reference)
+
+    @checked_init
+    @realm_keywords
+    def __init__(
+        self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
+        **options: Any,
+    ) -> None:
+        self._generator = self.generator_kind.options(generator)
+        if self._generator is not None:
+            inst = self._generated(0)
+        else:
+            inst = self._load_instance(DEFAULT_INSTANCE if instance is None else instance)
+        self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
+        self.stop_names = inst.stop_names()
+        self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
+        self._stop = {s: k for k, s in enumerate(self.stop_names)}
+        self._max_capacity = max(v.capacity for v in inst.vehicles)
+        super().__init__(self._make_actions(inst), **options)
+        self._offsets = {name: self.codec.flat_offsets[name] for name in ("drive", "wait", "finish")}
+        self.observation_space = gym.spaces.Dict(self._observation_spaces(inst))
+        self._events: list[str] = []
+        self._use_instance(inst)
+
+    def _observation_spaces(self, inst: WeddingInstance) -> dict[str, gym.Space]:
+        V, N, L = len(inst.vehicles), inst.n_items, len(inst.places)
+        return {
+            "clock": gym.spaces.Box(0, MAX_MINUTE, (1,), np.float32),
+            "vehicle_place": gym.spaces.MultiDiscrete([L] * V),
+            "vehicle_free_at": gym.spaces.Box(0, MAX_MINUTE, (V,), np.float32),
+            "vehicle_load": gym.spaces.Box(0, self._max_capacity, (V,), np.float32),
+            "vehicle_capacity": gym.spaces.Box(0, self._max_capacity, (V,), np.float32),
+            "vehicle_acting": gym.spaces.MultiBinary(V),
+            "vehicle_finished": gym.spaces.MultiBinary(V),
+            "item_status": gym.spaces.MultiDiscrete([3] * N),
+            "item_place": gym.spaces.MultiDiscrete([L] * N),
+            "item_times": gym.spaces.Box(0, MAX_MINUTE, (N, 2), np.float32),
+            "travel_time": gym.spaces.Box(0, MAX_TRAVEL, (L, L), np.float32),
+            "action_mask": gym.spaces.MultiBinary(self.codec.n_flat),
+        }
+
+    def _make_actions(self, inst: WeddingInstance) -> list[Action]:
+        VehicleId = Literal[tuple(self.vehicle_ids)]  # type: ignore[valid-type]
+        StopName = Literal[tuple(self.stop_names)]  # type: ignore[valid-type]
+        strict = ConfigDict(extra="forbid")
+        vfield = (VehicleId, Field(description="id of a vehicle that is free now"))
+        drive = create_model("DriveParameters", __config__=strict, vehicle=vfield, stop=(
+            StopName, Field(description="its next stop: 'pickup:<guest>', 'errand:<errand>' or 'dropoff:venue'")))
+        one = create_model("VehicleParameters", __config__=strict, vehicle=vfield)
+        routes = create_model("Routes", __config__=strict, **{
+            vid: (list[StopName], Field(default_factory=list, max_length=2 * len(self.stop_names),  # type: ignore[valid-type]
+                                        description=f"stops of {vid}, in order"))
+            for vid in self.vehicle_ids
+        })
+        plan = create_model("SubmitPlanParameters", __config__=strict,
+                            routes=(routes, Field(description="each vehicle's stops in order")))
+        kept = {"kept_params": ("env",), "required_kept": ("env",)}
+        return [
+            Action("drive", _drive, drive, description="Send a vehicle that is free now to its next stop.", **kept),
+            Action("wait", _wait, one, description="Let a free vehicle wait until the next event.", **kept),
+            Action("finish", _finish, one,
+                   description="Drive a free vehicle to the venue, unload, and end its route.", **kept),
+            Action("submit_plan", _submit_plan, plan, description=(
+                'Submit the whole plan: each vehicle\'s stops in order, e.g. {"van": ["pickup:alex", '
+                '"errand:gift", "dropoff:venue"]}. Vehicles end at the venue; those not listed go straight there.'),
+                **kept),
+        ]
+
+    # ================================================================== instances
+    def _load_instance(self, spec: Any) -> WeddingInstance:
+        return INSTANCE_KIND.load(spec, load_p5)
+
+    def _generated(self, seed: int) -> WeddingInstance:
+        return self.generator_kind(self._generator, seed, name=f"{self.problem}_generated_{seed}")
+
+    def _draw_instance(self) -> WeddingInstance:
+        return self._generated(draw_seed(self.np_random))
+
+    def _check_fits(self, inst: WeddingInstance) -> None:
+        cur, other = self.instance, []
+        if [v.vehicle_id for v in inst.vehicles] != self.vehicle_ids:
+            other.append(f"vehicles {[v.vehicle_id for v in inst.vehicles]} (this env: {self.vehicle_ids})")
+        if inst.stop_names() != self.stop_names:
+            other.append(f"stops {inst.stop_names()} (this env: {self.stop_names})")
+        if len(inst.places) != len(cur.places):
+            other.append(f"{len(inst.places)} places (this env: {len(cur.places)})")
+        if max(v.capacity for v in inst.vehicles) > self._max_capacity:
+            other.append(f"a vehicle with more than {self._max_capacity} seats")
+        if other:
+            raise ValueError(
+                f"instance {inst.name!r} does not fit this env (made for {cur.name!r}): it has " + "; ".join(other)
+                + ". An instance swapped in at reset needs the same vehicle ids, stops and number of places"
+            )
+
+    def _use_instance(self, inst: WeddingInstance) -> None:
+        self.instance = inst
+        self._pos = rendering.layout(inst)
+        sim = WeddingSim(inst)
+        self._item_place = sim.place[: sim.N].copy()
+        self._item_times = np.clip(np.array(list(zip(sim.ready, sim.latest)), dtype=np.float32).reshape(sim.N, 2),
+                                   0, MAX_MINUTE)
+        self._forget_reference()
+        self._restart()
+
+    def _schedule(self) -> list[Any]:
+        """The disruptions the simulation applies as its clock reaches them (P5: none)."""
+        return []
+
+    def _restart(self) -> None:
+        self.sim = WeddingSim(self.instance, self._schedule())
+        self._events = []
+        self._verdict: WeddingCheck | None = None
+        self._settle()
+
+    # ================================================================== CrabEnv hooks
+    def _build_graph(self) -> nx.DiGraph:
+        g = nx.DiGraph()
+        inst = self.instance
+        for s, guest in enumerate(inst.guests):
+            g.add_edge(self._goal(f"picked_up_{guest.guest_id}", "picked up after landing", self._taken(s)),
+                       self._goal(f"at_venue_{guest.guest_id}", "at the venue by the photo", self._arrived(s)))
+        for e, errand in enumerate(inst.errands):
+            s = inst.n_guests + e
+            g.add_edge(self._goal(f"errand_{errand.errand_id}", "done inside the shop's hours", self._taken(s)),
+                       self._goal(f"delivered_{errand.errand_id}", "goods at the venue by the photo", self._arrived(s)))
+        for v, vid in enumerate(self.vehicle_ids):
+            g.add_node(self._goal(f"back_{vid}", "at the venue by its end time", self._back(v)))
+        return g
+
+    @staticmethod
+    def _goal(name: str, description: str, check: Callable[[Any], bool]) -> Any:
+        @evaluator(name=name, description=description)
+        def goal(env) -> bool:
+            return check(env)
+
+        return goal
+
+    @staticmethod
+    def _taken(s: int) -> Callable[[Any], bool]:
+        def check(env: Any) -> bool:
+            sim = env.sim
+            return sim.status[s] >= ONBOARD and sim.served_at[s] <= sim.latest[s]
+
+        return check
+
+    @staticmethod
+    def _arrived(s: int) -> Callable[[Any], bool]:
+        def check(env: Any) -> bool:
+            sim = env.sim
+            return sim.status[s] == DELIVERED and sim.delivered_at[s] <= sim.inst.photo_time
+
+        return check
+
+    @staticmethod
+    def _back(v: int) -> Callable[[Any], bool]:
+        def check(env: Any) -> bool:
+            veh = env.sim.vehicles[v]
+            return veh.finished and veh.end_time <= env.instance.end_by(v)
+
+        return check
+
+    def _get_obs(self) -> dict[str, Any]:
+        sim = self.sim
+        clock = sim.clock
+        acting = set(sim.acting())
+        now = clock if clock is not None else max(v.free for v in sim.vehicles)
+        return {
+            "clock": np.array([min(now, MAX_MINUTE)], dtype=np.float32),
+            "vehicle_place": np.array([v.loc for v in sim.vehicles], dtype=np.int64),
+            "vehicle_free_at": np.array([min(v.free, MAX_MINUTE) for v in sim.vehicles], dtype=np.float32),
+            "vehicle_load": np.array([len(v.guests) for v in sim.vehicles], dtype=np.float32),
+            "vehicle_capacity": np.array([v.capacity for v in sim.vehicles], dtype=np.float32),
+            "vehicle_acting": np.array([k in acting for k in range(len(sim.vehicles))], dtype=np.int8),
+            "vehicle_finished": np.array([v.finished for v in sim.vehicles], dtype=np.int8),
+            "item_status": np.array(sim.status, dtype=np.int64),
+            "item_place": self._item_place.copy(),
+            "item_times": self._item_times.copy(),
+            "travel_time": np.minimum(sim.matrix(now), MAX_TRAVEL).astype(np.float32),
+            "action_mask": self.action_masks().astype(np.int8),
+        }
+
+    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
+        sim = self.sim
+        if name == "submit_plan":
+            try:
+                self._pending = sim.parse_plan(args["routes"].model_dump())
+            except PlanError as exc:
+                return str(exc)
+            return None
+        v = self._vid[args["vehicle"]]
+        if v not in sim.acting():
+            veh = sim.vehicles[v]
+            if veh.finished:
+                return f"vehicle {args['vehicle']} has ended its route"
+            now = ", ".join(self.vehicle_ids[k] for k in sim.acting())
+            return f"vehicle {args['vehicle']} is busy until {hhmm(veh.free)}; free now: {now}"
+        if name == "wait":
+            return None if sim.next_event(v) is not None else "nothing is left to wait for"
+        if name == "finish":
+            return None
+        stop = self._stop[args["stop"]]
+        reason = sim.structural_reason(v, stop)
+        if reason:
+            return reason
+        if stop not in sim.legal_stops(v):
+            return sim.feasibility_reason(v, stop) or "masked"
+        return None
+
+    def _action_mask(self) -> np.ndarray:
+        sim = self.sim
+        mask = np.zeros(self.codec.n_flat, dtype=bool)
+        S = len(self.stop_names)
+        for v in sim.acting():
+            for stop in sim.legal_stops(v):
+                mask[self._offsets["drive"] + v * S + stop] = True
+            mask[self._offsets["wait"] + v] = sim.next_event(v) is not None
+            mask[self._offsets["finish"] + v] = True
+        return mask
+
+    def _is_terminated(self) -> bool:
+        return self.sim.done
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self._metrics(), self._solution()
+
+    def _extra_info(self) -> dict[str, Any]:
+        clock = self.sim.clock
+        events, self._events = self._events, []
+        return {"clock": int(clock) if clock is not None else -1, "events": events}
+
+    # ================================================================== actions
+    def _act_drive(self, vehicle: str, stop: str) -> None:
+        x = self.sim.drive(self._vid[vehicle], self._stop[stop])
+        self._events.append(f"{vehicle} leaves at {hhmm(x.depart)} for {stop}, arrives {hhmm(x.arrive)}"
+                            + (f", serves {hhmm(x.start)}-{hhmm(x.end)}" if x.end != x.arrive else ""))
+        self._settle()
+
+    def _act_wait(self, vehicle: str) -> None:
+        t = self.sim.wait(self._vid[vehicle])
+        self._events.append(f"{vehicle} waits until {hhmm(t)}")
+        self._settle()
+
+    def _act_finish(self, vehicle: str) -> None:
+        t = self.sim.finish(self._vid[vehicle])
+        self._events.append(f"{vehicle} ends at the venue at {hhmm(t)}")
+        self._settle()
+
+    def _act_submit(self) -> None:
+        plan, self._pending = self._pending, None
+        if plan is None:
+            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
+        self._run_plan(plan)
+        self._settle()
+
+    def _run_plan(self, plan: dict[int, list[int]]) -> None:
+        self.sim.run_plan(plan, on_disruption=self._on_disruption)
+        self._events.append("plan carried out")
+
+    def _on_disruption(self, sim: WeddingSim, fired: list[Any]) -> None:
+        """Disruptions were just applied (P8 reports them)."""
+
+    def _settle(self) -> None:
+        """Apply what the clock has reached; end the routes of free, empty vehicles when
+        nothing is left to do."""
+        sim = self.sim
+        while True:
+            fired = sim.advance()
+            if fired:
+                self._on_disruption(sim, fired)
+            if WAITING in sim.status:
+                return
+            idle = [v for v in sim.acting() if sim.vehicles[v].empty]
+            if not idle:
+                return
+            for v in idle:
+                t = sim.finish(v)
+                self._events.append(f"{self.vehicle_ids[v]} ends at the venue at {hhmm(t)} (nothing left to do)")
+
+    # ================================================================== results
+    def verdict(self) -> WeddingCheck:
+        """The independent checker's verdict on what has been driven (kept once the episode ends)."""
+        if self._verdict is not None:
+            return self._verdict
+        verdict = self.sim.check()
+        if self.sim.done:
+            self._verdict = verdict
+        return verdict
+
+    def _agent_cost(self) -> float:
+        return float(self.verdict().cost)
+
+    def _plan_feasible(self) -> bool:
+        return self.verdict().feasible
+
+    def _solution(self) -> dict[str, Any]:
+        v = self.verdict()
+        return {"routes": self.sim.routes(), "pickups": list(v.pickups), "errands_done": list(v.errands_done)}
+
+    def _coordination(self, cost: float, feasible: bool) -> float:
+        ref = self.reference
+        solo = ref.extra.get("solo_value")
+        if not feasible:
+            return 0.0
+        if solo is None or ref.value is None or solo <= ref.value:
+            return 1.0
+        return float(min(1.0, max(0.0, (solo - cost) / (solo - ref.value))))
+
+    def _metrics(self) -> dict[str, Any]:
+        v = self.verdict()
+        reference = self.reference.value
+        return {
+            **v.metrics,
+            "optimality": self._optimality(),
+            "coordination": self._coordination(v.cost, v.feasible),
+            "cost": int(v.cost),
+            "reference_cost": None if reference is None else float(reference),
+            "solo_cost": self.reference.extra.get("solo_value"),
+            "travel_minutes": int(v.travel),
+            "served": int(v.served),
+            "items": int(self.instance.n_items),
+            "violations": list(v.violations),
+        }
+
+    # ================================================================== rendering
+    def _active_disruptions(self) -> list[Any]:
+        return []
+
+    def _render_text(self) -> str:
+        return rendering.text(self.instance, self.sim, self._active_disruptions())
+
+    def _render_image(self) -> np.ndarray:
+        return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())

@@ -1,0 +1,120 @@
+"""The P8 oracle (wedding logistics with disruptions): re-solve from the state at each
+disruption, keeping what is done.
+
+The adaptive oracle drives a plan until a disruption is applied (the clock reaches it), then
+re-solves what is left with the routing model of :mod:`crab_gym.envs.realm.wedding.oracle`
+from that state: stops served and trips under way are kept; each vehicle starts where and
+when it is free, with what it carries pinned to it. It plans once with the travel times in
+force now and once with the undisrupted ones, and goes on with whichever of those, the plan
+it was following and the greedy completion does best when simulated with what is known then
+(the disruptions that have started; nothing about later ones). Re-solves are deterministic
+(a solution limit ends the search), so the reference is the same on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crab_gym.envs.realm.wedding.heuristics import greedy_completion, run_greedy
+from crab_gym.envs.realm.wedding.model import WeddingInstance
+from crab_gym.envs.realm.wedding.oracle import RouteVehicle, solve_routes
+from crab_gym.envs.realm.wedding.sim import WAITING, WeddingSim, plan_codes
+
+#: Solutions a re-solve's guided local search may visit, and its wall-clock guard (s).
+RESOLVE_SOLUTION_LIMIT = 100
+RESOLVE_TIME_GUARD = 5.0
+
+
+def resolve_from_state(sim: WeddingSim, travel: str = "now") -> dict[int, list[int]]:
+    """A plan (stop codes per vehicle index) for what is left, from the state of ``sim``;
+    ``travel="now"`` plans with the minutes in force at the clock, ``"static"`` without disruptions."""
+    clock = sim.clock
+    if clock is None:
+        return {}
+    vehicles = [
+        RouteVehicle(index=k, loc=v.loc, free=v.free, capacity=v.capacity, end_by=sim.inst.end_by(k),
+                     guests=list(v.guests), goods=list(v.goods))
+        for k, v in enumerate(sim.vehicles)
+        if not v.finished
+    ]
+    todo = [s for s in range(sim.N) if sim.status[s] == WAITING]
+    matrix = sim.matrix(clock) if travel == "now" else sim.net.static
+    res = solve_routes(sim.inst, matrix, vehicles, todo, soft=True,
+                       solution_limit=RESOLVE_SOLUTION_LIMIT, time_limit=RESOLVE_TIME_GUARD)
+    return res.routes
+
+
+def _outlook(sim: WeddingSim, plan: Mapping[int, Sequence[int]]) -> tuple[bool, int]:
+    """(breaks a constraint, cost) of finishing ``plan`` knowing only the disruptions applied."""
+    trial = sim.copy()
+    trial.pending = []
+    trial.run_plan(plan)
+    verdict = trial.check()
+    return not verdict.feasible, int(verdict.cost)
+
+
+def _best_of(sim: WeddingSim, keep: Mapping[int, Sequence[int]] | None) -> tuple[dict[int, list[int]], str]:
+    candidates: list[tuple[dict[int, list[int]], str]] = []
+    if keep is not None:
+        candidates.append(({k: list(v) for k, v in keep.items()}, "previous plan"))
+    candidates += [(resolve_from_state(sim, "now"), "re-solve (travel now)"),
+                   (resolve_from_state(sim, "static"), "re-solve (travel undisrupted)"),
+                   (greedy_completion(sim), "greedy")]
+    scores = [_outlook(sim, plan) for plan, _ in candidates]
+    best = min(range(len(candidates)), key=lambda i: (scores[i], i))
+    return candidates[best]
+
+
+def continue_adaptively(sim: WeddingSim, plan: Mapping[int, Sequence[int]]) -> list[dict[str, Any]]:
+    """Drive ``plan``; at every disruption pick the plan to go on with, until every vehicle ends."""
+    log: list[dict[str, Any]] = []
+    current = {k: list(v) for k, v in plan.items()}
+    while not sim.done:
+        remaining, fired = sim.run_plan(current, pause_on_disruption=True)
+        if sim.done:
+            break
+        current, chosen = _best_of(sim, remaining)
+        log.append({"clock": sim.clock, "after": [d.describe() for d in fired], "chosen": chosen})
+    return log
+
+
+@dataclass
+class AdaptiveResult:
+    """The final plan as driven (stop names per vehicle id), its cost and its re-solves."""
+
+    routes: dict[str, list[str]]
+    cost: int
+    feasible: bool
+    resolves: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _result(sim: WeddingSim, log: list[dict[str, Any]]) -> AdaptiveResult:
+    verdict = sim.check()
+    return AdaptiveResult(sim.routes(), int(verdict.cost), verdict.feasible, log)
+
+
+def adaptive_oracle(instance: WeddingInstance, initial: Mapping[str, Sequence[str]], schedule: Sequence[Any]) -> AdaptiveResult:
+    """Follow ``initial`` (made before any disruption) and re-solve at each disruption."""
+    sim = WeddingSim(instance, schedule)
+    log = continue_adaptively(sim, plan_codes(instance, initial))
+    return _result(sim, log)
+
+
+def best_reference(instance: WeddingInstance, initial: Mapping[str, Sequence[str]], schedule: Sequence[Any]) -> tuple[AdaptiveResult, str]:
+    """The better (feasible first, then cheaper) of the adaptive oracle and the greedy policy,
+    neither foreseeing a disruption. Returns (result, which)."""
+    oracle = adaptive_oracle(instance, initial, schedule)
+    greedy = _result(run_greedy(WeddingSim(instance, schedule)), [])
+    if (not greedy.feasible, greedy.cost) < (not oracle.feasible, oracle.cost):
+        return greedy, "greedy"
+    return oracle, "adaptive_oracle"
+
+
+def adaptive_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]] | None = None) -> AdaptiveResult:
+    """The adaptive oracle taking over from a state (``snapshot`` is not changed)."""
+    sim = snapshot.copy()
+    plan, chosen = _best_of(sim, keep)
+    log = [{"clock": sim.clock, "chosen": chosen}] + continue_adaptively(sim, plan)
+    return _result(sim, log)

@@ -1,0 +1,58 @@
+"""The shipped P7 references: complete records, plans the checker prices at their value, and
+the adaptation yardstick."""
+
+from __future__ import annotations
+
+import pytest
+
+from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
+from crab_gym.envs.realm.disaster_relief.checker import check_plan
+from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
+from crab_gym.envs.realm.disaster_relief.formats import load_p7, shipped_p7_names
+from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
+from crab_gym.envs.realm.disaster_relief.model import WeatherEvent
+from crab_gym.envs.realm.disaster_relief.references import facing, reference_p7, shipped_p7_references
+
+
+def test_every_shipped_instance_has_a_complete_record_whose_plan_costs_its_value():
+    records = shipped_p7_references()
+    assert sorted(records) == shipped_p7_names()
+    for name, rec in records.items():
+        inst = load_p7(name)
+        assert rec["fingerprint"] == inst.fingerprint()
+        assert rec["workers"] == 1 and rec["time_limit_kind"] == "deterministic" and rec["time_limit_s"] > 0
+        assert rec["status"] in ("OPTIMAL", "FEASIBLE") and rec["bound"] <= rec["value"]
+        verdict = check_plan(inst, rec["plan"])
+        assert verdict.feasible and verdict.cost == rec["value"], name
+        if name.startswith("p7_small"):
+            assert rec["status"] == "OPTIMAL", name
+        if rec["status"] == "FEASIBLE":
+            assert rec["stopped_by"] == "deterministic limit", name
+
+
+def test_a_reference_belongs_to_the_schedule_faced():
+    inst = load_p7("p7_small_01")
+    assert reference_p7(inst, list(inst.disruptions)).source == "shipped"  # its own schedule
+    extra = WeatherEvent(region=inst.regions[0].id, start=inst.start + 60, duration=120)
+    faced = facing(inst, [*inst.disruptions, extra])
+    assert extra in faced.disruptions
+    assert faced.fingerprint() != inst.fingerprint()  # the shipped record cannot apply to it
+
+
+def test_adaptation_yardstick_replays_to_a_feasible_plan_priced_by_the_checker():
+    env = DisasterReliefEnv("p7_small_04")
+    policy = GreedyReliefPolicy(env)
+    obs, info = env.reset(seed=0)
+    while True:
+        obs, _, term, _, info = env.step(policy(obs, info))
+        if term:
+            break
+    m = info["metrics"]
+    assert env._snapshot is not None
+    out = adaptive_reference(env._snapshot)
+    assert out["feasible"] and out["resolves"] >= 1
+    assert check_plan(env.instance, out["plan"], env.faced_schedule()).cost == out["value"] == m["adaptation_reference_cost"]
+    assert m["adaptation"] == pytest.approx(min(1.0, out["value"] / m["cost"]))
+    # the yardstick keeps what the episode did before its first disruption
+    kept = env._snapshot.plan()["trips"]
+    assert out["plan"]["trips"][: len(kept)] == kept
