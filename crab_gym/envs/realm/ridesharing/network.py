@@ -26,8 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-#: Minutes standing in for "no road" inside the shortest-path computation.
-NO_ROAD = 10**7
+from crab_gym.envs.realm.common.road_network import NO_ROAD, road_matrix, shortest_paths
 
 
 class DisruptionLike(Protocol):
@@ -42,15 +41,6 @@ class DisruptionLike(Protocol):
     def added_minutes(self, at: int) -> int: ...
 
 
-def shortest_paths(weights: np.ndarray) -> np.ndarray:
-    """Floyd-Warshall on a dense matrix (``NO_ROAD`` = missing road); integer minutes."""
-    d = np.array(weights, dtype=np.int64, copy=True)
-    np.fill_diagonal(d, 0)
-    for k in range(d.shape[0]):
-        np.minimum(d, d[:, k : k + 1] + d[k : k + 1, :], out=d)
-    return d
-
-
 class RoadNetwork:
     """Travel times between the places of one instance, with and without disruptions.
 
@@ -62,13 +52,7 @@ class RoadNetwork:
     def __init__(self, locations: Sequence[str], roads: Sequence[Sequence[int | None]]) -> None:
         self.locations = list(locations)
         self.index = {name: i for i, name in enumerate(self.locations)}
-        n = len(self.locations)
-        base = np.full((n, n), NO_ROAD, dtype=np.int64)
-        for i in range(n):
-            for j in range(n):
-                if i != j and roads[i][j] is not None:
-                    base[i, j] = int(roads[i][j])
-        np.fill_diagonal(base, 0)
+        base = road_matrix(roads)
         self.base = base
         self.has_road = base < NO_ROAD
         np.fill_diagonal(self.has_road, False)

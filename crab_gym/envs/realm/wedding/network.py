@@ -12,17 +12,7 @@ from typing import Any
 
 import numpy as np
 
-#: Minutes standing in for "no road" inside the shortest-path computation.
-NO_ROAD = 10**7
-
-
-def shortest_paths(weights: np.ndarray) -> np.ndarray:
-    """Floyd-Warshall on a dense integer matrix (``NO_ROAD`` = missing road)."""
-    d = np.array(weights, dtype=np.int64, copy=True)
-    np.fill_diagonal(d, 0)
-    for k in range(d.shape[0]):
-        np.minimum(d, d[:, k : k + 1] + d[k : k + 1, :], out=d)
-    return d
+from crab_gym.envs.realm.common.road_network import NO_ROAD, road_matrix, shortest_paths
 
 
 def active_at(disruptions: Iterable[Any], t: int) -> tuple[Any, ...]:
@@ -36,13 +26,7 @@ class RoadNetwork:
     def __init__(self, places: Sequence[str], roads: Sequence[Sequence[int | None]]) -> None:
         self.places = list(places)
         self.index = {name: i for i, name in enumerate(self.places)}
-        n = len(self.places)
-        base = np.full((n, n), NO_ROAD, dtype=np.int64)
-        for i in range(n):
-            for j in range(n):
-                if i != j and roads[i][j] is not None:
-                    base[i, j] = int(roads[i][j])
-        np.fill_diagonal(base, 0)
+        base = road_matrix(roads)
         self.base = base
         self.static = shortest_paths(base)
         self.static.setflags(write=False)
