@@ -304,10 +304,7 @@ class RealmEnv(CrabEnv):
         return True
 
     def _optimality(self) -> float:
-        # A lower bound still measures (it understates the ratio, never overstates it).
-        ref = self.reference
-        measure = ref.value if ref.feasible or ref.status == "LOWER_BOUND" else None
-        return optimality_ratio(measure, self._agent_cost(), self._plan_feasible())
+        return optimality_ratio(self.reference.measure, self._agent_cost(), self._plan_feasible())
 
     # ------------------------------------------------------------------ steps and resets
     def _begin_step(self) -> None:

@@ -67,6 +67,13 @@ class Reference:
         """Whether the reference plan meets every constraint (its value is a cost to beat)."""
         return self.value is not None and (self.status in FEASIBLE_STATUSES or self.status.startswith("ADAPTIVE"))
 
+    @property
+    def measure(self) -> float | None:
+        """The value an agent's cost is measured against (:func:`optimality_ratio`): the
+        feasible plan's value, or a lower bound (it understates the ratio, never overstates
+        it); None when neither is known."""
+        return self.value if self.feasible or self.status == "LOWER_BOUND" else None
+
     @classmethod
     def from_record(cls, record: Mapping[str, Any], source: str | None = None) -> Reference:
         """A reference from a stored JSON record (unknown keys are kept in ``extra``)."""

@@ -19,7 +19,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector.utils import batch_space
 
-from crab_gym.envs.realm.common.references import Reference
+from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.jobshop.env import (
     DEFAULT_INSTANCE,
     INSTANCE_KIND,
@@ -153,24 +153,26 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             out.append(loaded[key])
         return out
 
-    def _reference_measures(self, instances: Sequence[JSSPInstance]) -> np.ndarray:
-        """Each env's reference makespan as the single env measures optimality (NaN: none)."""
+    def _reference_measures(self, instances: Sequence[JSSPInstance]) -> list[float | None]:
+        """Each env's reference makespan, as the single env measures optimality (None: none)."""
         if self._fixed_reference is not None:
-            return np.full(len(instances), self._fixed_reference)
-        cache: dict[int, float] = {}
-        out = np.empty(len(instances))
-        for i, inst in enumerate(instances):
+            return [self._fixed_reference] * len(instances)
+        cache: dict[int, float | None] = {}
+        for inst in instances:
             if id(inst) not in cache:
-                cache[id(inst)] = _measure(instance_reference(inst))
-            out[i] = cache[id(inst)]
-        return out
+                cache[id(inst)] = instance_reference(inst).measure
+        return [cache[id(inst)] for inst in instances]
+
+    def _set_measures(self, rows: Sequence[int], instances: Sequence[JSSPInstance]) -> None:
+        for i, measure in zip(rows, self._reference_measures(instances), strict=True):
+            self._measures[int(i)] = measure
 
     def _draw(self, rows: np.ndarray) -> None:
         """Fresh generated instances for the envs ``rows`` (each from its own generator)."""
         g = self._generator
         fresh = [random_instance(g["n_jobs"], g["n_machines"], self._rngs[i], low=g["low"], high=g["high"]) for i in rows]
         self.batch.set_instances(rows, fresh)
-        self._measures[rows] = self._reference_measures(fresh)
+        self._set_measures(rows, fresh)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None):
@@ -201,7 +203,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
                 if max(max(r) for r in inst.durations) > self._max_p:
                     raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
             self.batch.set_instances(rows, fresh)
-            self._measures[rows] = self._reference_measures(fresh)
+            self._set_measures(rows, fresh)
         elif self._generator is not None:
             self._draw(rows)
         self.batch.reset(None if mask is None else rows)
@@ -217,13 +219,12 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         restarting = self._autoreset
         waiting = restarting.any()
         n_jobs = batch.n_jobs
-        if self.reward_mode == "default":
-            before = batch.jobs_done / n_jobs
-            legal = batch.try_dispatch(jobs, restarting if waiting else None)
+        default = self.reward_mode == "default"
+        before = batch.jobs_done / n_jobs if default else batch.lb_makespan.copy()
+        legal = batch.try_dispatch(jobs, restarting if waiting else None)
+        if default:  # the rise in the share of jobs completed, as the single env's graph
             rewards = self.progress_weight * (batch.jobs_done / n_jobs - before)
-        else:
-            before = batch.lb_makespan.copy()
-            legal = batch.try_dispatch(jobs, restarting if waiting else None)
+        else:  # minus the rise of the makespan's lower bound
             rewards = -(batch.lb_makespan - before).astype(np.float64)
         all_act = not waiting and bool(legal.all())
         terminated = batch.n_scheduled == batch.n_total
@@ -232,8 +233,9 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         info: dict[str, Any] = {}
         if terminated.any():
             done = np.flatnonzero(terminated)
-            optimality = _optimality(self._measures[done], batch.makespan[done])
-            if self.reward_mode == "default":
+            # a complete schedule keeps every constraint (the single env's checker agrees)
+            optimality = np.array([optimality_ratio(self._measures[i], int(batch.makespan[i])) for i in done])
+            if default:
                 rewards[done] += self.optimality_weight * optimality
             self._final_info(info, done, optimality)
         if not all_act:
@@ -295,7 +297,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         opt = np.zeros(self.num_envs)
         opt[done] = optimality
         ref = np.full(self.num_envs, np.nan)
-        ref[done] = self._measures[done]
+        ref[done] = [np.nan if self._measures[i] is None else self._measures[i] for i in done]
         info.update(makespan=makespan, _makespan=present, optimality=opt, _optimality=present.copy(),
                     reference=ref, _reference=present.copy())
 
@@ -310,22 +312,6 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
                 else f"job {j} is outside the action space (jobs 0..{n_jobs - 1})"
             )
         info.update(valid=valid, _valid=np.ones(self.num_envs, dtype=bool), error=error, _error=invalid.copy())
-
-
-def _measure(reference: Reference) -> float:
-    """The reference value optimality is measured against (NaN: none), as in ``RealmEnv``."""
-    if reference.value is not None and (reference.feasible or reference.status == "LOWER_BOUND"):
-        return float(reference.value)
-    return float("nan")
-
-
-def _optimality(reference: np.ndarray, makespan: np.ndarray) -> np.ndarray:
-    """:func:`~crab_gym.envs.realm.common.references.optimality_ratio` for complete
-    (hence feasible) schedules, element by element."""
-    cost = makespan.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.clip(reference / cost, 0.0, 1.0)
-    return np.where(np.isnan(reference) | (cost <= 0) | (cost <= reference), 1.0, ratio)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

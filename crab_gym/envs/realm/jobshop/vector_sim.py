@@ -179,17 +179,9 @@ class JobShopBatch:
         """The packed sentinel at ``slot`` after a machine's last end ``last_end``."""
         return (((2 * self.time_limit) << self.shift) | slot) | ((self.time_limit - last_end) << 32)
 
-    @property
-    def complete(self) -> np.ndarray:
-        """(N,) bool: every operation scheduled."""
-        return self.n_scheduled == self.n_total
-
-    def legal(self, jobs: np.ndarray) -> np.ndarray:
-        """(N,) bool: ``jobs[i]`` is a job of env ``i`` with operations left."""
-        return self._legality(jobs)[0]
-
     def _legality(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(legal, the job clipped into range, its (env, job) row)."""
+        """(N,) bool: ``jobs[i]`` is a job of env ``i`` with operations left; the jobs clipped
+        into range; their (env, job) rows."""
         as_unsigned = jobs.astype(np.uint64)  # a negative job becomes huge
         safe = np.minimum(as_unsigned, self.n_jobs - 1).astype(np.int64)
         rj = self._job_base + safe
@@ -210,13 +202,9 @@ class JobShopBatch:
                 self._dispatch(rows, safe[rows], rj[rows])
         return legal
 
-    def dispatch(self, rows: np.ndarray | None, jobs: np.ndarray) -> None:
-        """Place the next operation of ``jobs[x]`` in env ``rows[x]`` (None: every env, job
-        ``jobs[i]`` in env ``i``; each legal, see :meth:`legal`) at its earliest feasible start."""
-        envs = self._all if rows is None else rows
-        self._dispatch(rows, jobs, envs * self.n_jobs + jobs)
-
     def _dispatch(self, rows: np.ndarray | None, jobs: np.ndarray, rj: np.ndarray) -> None:
+        """Place the next operation of ``jobs[x]`` (legal) in env ``rows[x]`` (None: every
+        env, ``jobs[i]`` in env ``i``) at its earliest feasible start; ``rj`` = (env, job) rows."""
         every = rows is None
         envs = self._all if every else rows
         k = self.next_op.ravel()[rj]
