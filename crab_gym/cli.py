@@ -1,4 +1,10 @@
-"""The ``crab-gym`` command: list envs, run policies on them, serve a desktop.
+"""The ``crab-gym`` command: list envs, run policies on them, rebuild a run's report, serve a desktop.
+
+``crab-gym run --out DIR`` streams every finished episode to ``DIR/episodes.jsonl``; the same
+command run again skips what is there (a killed run resumes), and the reports are always
+rebuilt from that file (``crab-gym report DIR`` does only that). ``--workers N`` runs N
+episodes at a time: worker processes, or threads of one process for LLM policies (then N
+concurrent requests, paced by ``--max-rps``); ``--backend ray`` runs them as Ray tasks.
 
 Exit codes of ``crab-gym run``: 0 every episode ran; 1 some episode raised (it is listed in
 the report, and the other episodes still ran); 2 a usage mistake, reported on one line of
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -19,8 +26,11 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import MissingExtraError
-from crab_gym.baselines.registry import REALM_IDS, policy_specs
+from crab_gym.baselines.registry import REALM_IDS, named_policies, policy_specs
 from crab_gym.core.benchmark import Benchmark
+from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreError
+from crab_gym.core.ray_executor import RAY_MISSING
+from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import ENV_SPECS
 
@@ -80,11 +90,14 @@ def _check_run_args(args: argparse.Namespace) -> dict[str, Any]:
     """Everything that can be checked without making an env; returns the env kwargs."""
     if args.plot and not args.out:
         raise UsageError("--plot writes report.png next to the reports: add --out DIR")
-    if args.plot:
+    _check_plot(args)
+    if args.address is not None and args.backend != "ray":
+        raise UsageError("--address joins a Ray cluster: add --backend ray (and pip install \"crab_gym[ray]\")")
+    if args.backend == "ray":
         try:
-            import matplotlib  # noqa: F401
+            import ray  # noqa: F401
         except ImportError:
-            raise UsageError('--plot needs matplotlib: pip install "crab_gym[viz]" (or drop --plot)') from None
+            raise UsageError(f"--backend ray: {RAY_MISSING}") from None
     if not args.env_kwargs:
         return {}
     try:
@@ -102,9 +115,28 @@ def _check_run_args(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
+def _check_plot(args: argparse.Namespace) -> None:
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError('--plot needs matplotlib: pip install "crab_gym[viz]" (or drop --plot)') from None
+
+
+def _import_env_module(env_id: str) -> None:
+    """``module:Id`` names the module that registers ``Id`` (as ``gym.make`` reads it)."""
+    if ":" in env_id:
+        module = env_id.split(":", 1)[0]
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"cannot import {module!r} for env {env_id!r}: {_message(exc)}") from None
+
+
 def _check_names(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str, Any]) -> None:
     for env_id in env_ids:
-        if env_id not in gym.registry:
+        _import_env_module(env_id)
+        if env_id.split(":", 1)[-1] not in gym.registry:
             raise UsageError(
                 f"unknown env id {env_id!r}{_did_you_mean(env_id, list(gym.registry))}; "
                 "`crab-gym list` shows them all"
@@ -160,20 +192,56 @@ def _finish(report: Any, args: argparse.Namespace) -> None:
             print(f"wrote {report.plot(Path(args.out) / 'report.png')}")
 
 
+def _backend(args: argparse.Namespace, specs: dict[str, Any]) -> str:
+    """ray when asked; else serial for one worker, threads when every policy waits on a
+    server (LLM), processes otherwise."""
+    if args.backend == "ray":
+        return "ray"
+    if (args.workers or 1) == 1:
+        return "serial"
+    return "thread" if all(specs[p].io_bound for p in args.policy) else "process"
+
+
+def _policy_options(args: argparse.Namespace, specs: dict[str, Any], backend: str) -> dict[str, dict[str, Any]]:
+    """Run settings for the I/O-bound policies: --max-rps, split over the processes when each
+    has its own limiter (threads of one process share one)."""
+    io_bound = [p for p in args.policy if specs[p].io_bound]
+    if args.max_rps is None:
+        return {}
+    if not io_bound:
+        raise UsageError("--max-rps paces requests to a model server: it needs an LLM policy (--policy llm)")
+    processes = 1 if backend in ("serial", "thread") else args.workers
+    if processes is None:
+        raise UsageError("--max-rps with --backend ray needs --workers N (the rate is shared out among the N workers)")
+    return {p: {"max_rps": args.max_rps / processes} for p in io_bound}
+
+
+def _note(command: str) -> Any:
+    return lambda message: print(f"crab-gym {command}: {message}", file=sys.stderr)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     kwargs = _check_run_args(args)
     specs = policy_specs()
     _check_names(args.env, args.policy, specs)
     _check_fit(args.env, args.policy, specs)
+    backend = _backend(args, specs)
+    options = _policy_options(args, specs, backend)
     _preflight(args.env, kwargs, args.policy, specs)
 
     bench = Benchmark(
         [(env_id, kwargs) for env_id in args.env],
         seeds=range(args.seed, args.seed + args.episodes),
         max_steps=args.max_steps,
+        workers=args.workers,
+        backend=backend,
+        address=args.address,
     )
     try:
-        report = bench.run({p: specs[p].factory for p in args.policy}, progress=not args.quiet)
+        report = bench.run(named_policies(args.policy, options), progress=not args.quiet,
+                           out=args.out or None, log=_note("run"))
+    except EpisodeStoreError as exc:
+        raise UsageError(f"{exc} (fix or remove that line, or use another --out)") from None
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial_report", None)
         if partial is not None:
@@ -195,7 +263,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# ====================================================================== report
+def cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild report.json, report.md (and report.png) from DIR/episodes.jsonl."""
+    _check_plot(args)
+    store = EpisodeStore(args.dir)
+    if not store.exists():
+        raise UsageError(f"{Path(args.dir) / FILENAME} does not exist: `crab-gym run ... --out {args.dir}` writes it")
+    try:
+        results = store.load()
+    except EpisodeStoreError as exc:
+        raise UsageError(f"{exc} (fix or remove that line)") from None
+    for note in store.notes:
+        _note("report")(note)
+    args.out = args.dir
+    _finish(BenchmarkReport(results), args)
+    return 0
+
+
 # ====================================================================== parser
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -208,7 +304,7 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,serve}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,serve}")
     p_list = sub.add_parser(
         "list", help="list the env ids and baseline policies", description="List the env ids and the named "
         "baseline policies, with the envs each policy fits."
@@ -243,12 +339,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
                        help="cut (truncate) an episode after N steps (default: %(default)s)")
     p_run.add_argument("--out", default="", metavar="DIR",
-                       help="directory to write report.json and report.md into (written even when "
-                            "episodes failed; default: print only)")
+                       help="directory for episodes.jsonl (each episode appended as it finishes; "
+                            "rerunning the command resumes from it) and report.json / report.md, rebuilt "
+                            "from it (written even when episodes failed; default: print only)")
+    p_run.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                       help="run N episodes at a time: worker processes, or for LLM policies N concurrent "
+                            "requests from one process; with --backend ray, at most N tasks in flight "
+                            "(default: 1; Ray: the cluster's CPUs). The report is the same as a serial run's")
+    p_run.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local: this machine (default); ray: episodes as Ray tasks, on a local "
+                            "cluster or the one --address names (needs the ray extra)")
+    p_run.add_argument("--address", default=None, metavar="ADDR",
+                       help="the Ray cluster to join, e.g. auto (on a node where `ray start` ran) or "
+                            "ray://HOST:10001 (needs --backend ray; default: start a local cluster)")
+    p_run.add_argument("--max-rps", type=_positive_float, default=None, metavar="R",
+                       help="LLM policies: at most R requests per second to the model server, over "
+                            "all workers (default: no limit)")
     p_run.add_argument("--plot", action="store_true",
                        help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=cmd_run)
+    p_report = sub.add_parser(
+        "report", help="rebuild a run's report from DIR/episodes.jsonl",
+        description="Rebuild report.json and report.md (and report.png with --plot) in DIR from "
+        "DIR/episodes.jsonl, and print the table. A torn last line is dropped with a note.",
+    )
+    p_report.add_argument("dir", metavar="DIR", help="the --out directory of a `crab-gym run`")
+    p_report.add_argument("--plot", action="store_true", help="also write DIR/report.png (needs the viz extra)")
+    p_report.set_defaults(func=cmd_report)
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
     add_serve_parser(sub)
     return parser

@@ -6,23 +6,34 @@ extra). The env's Actions become the tools; each tool result is the adapter's te
 call did (or why it was rejected) and the new state. One tool call is executed per step; the
 conversation is kept (optionally only its last turns) until the episode ends or the step limit.
 
-HTTP policy: the ``openai`` client retries connection errors, 408, 409, 429 and 5xx up to
+HTTP policy: the agent retries connection errors, timeouts, 408, 409, 429 and 5xx up to
 ``max_retries`` times with exponential backoff (honouring ``Retry-After``); what still fails
 raises :class:`LLMAgentError` naming the status, the server and a likely fix. Other 4xx
-statuses are not retried.
+statuses are not retried. The retries are the agent's (the client it builds does none) so
+that each attempt passes the rate limit (``max_rps``), which all the agents of a process
+talking to one endpoint share.
+
+Concurrency: many agents can run as threads of one process (``crab-gym run --policy llm
+--workers N``). While a request is in flight the agent gives its CPU turn away
+(:func:`crab_gym.core.cpu_turn.io_wait`), so env steps of other episodes run meanwhile, one
+at a time. ``usage`` counts tokens, requests and the seconds spent waiting on the model:
+REALM's resource-usage metric, which the benchmark records per episode (never in ``info``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
 from crab_gym._optional import require
+from crab_gym.baselines.request_pacing import RateLimiter, is_retryable, retry_delay, shared_rate_limiter
+from crab_gym.core.cpu_turn import io_wait
 from crab_gym.wrappers.llm_adapter import LLMAdapter
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
 
@@ -61,7 +72,7 @@ class LLMEpisode:
     stop_reason: str
     info: dict[str, Any]
     messages: list[dict[str, Any]]
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:
@@ -88,8 +99,12 @@ class LLMAgent:
         max_steps: step limit per episode in :meth:`run` (the episode is then truncated).
         temperature: sampling temperature (0: as deterministic as the server allows).
         max_tokens: cap on each reply's tokens (None: the server's default).
-        max_retries: retries of failed HTTP requests (connection, 408/409/429/5xx).
+        max_retries: retries of failed HTTP requests (connection, 408/409/429/5xx), with
+            exponential backoff.
         timeout: seconds per HTTP request.
+        max_rps: at most this many requests per second to this endpoint, shared by every
+            agent of the process with the same ``base_url`` and rate (None: no limit).
+        rate_limiter: a ready :class:`RateLimiter` (overrides ``max_rps``).
         use_tools: pass the Actions as ``tools`` (native tool calling). False: describe them in
             the prompt and read a JSON call from the reply text (servers without tool calling).
         tool_choice: sent as ``tool_choice`` when not None (e.g. ``"required"``).
@@ -122,6 +137,8 @@ class LLMAgent:
         max_history_turns: int | None = None,
         max_consecutive_errors: int | None = 10,
         request_kwargs: Mapping[str, Any] | None = None,
+        max_rps: float | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.model = model or os.environ.get(MODEL_ENV)
         if not self.model:
@@ -129,8 +146,7 @@ class LLMAgent:
         self.base_url = base_url or os.environ.get(BASE_URL_ENV)
         self.max_retries = int(max_retries)
         if client is None:
-            client = _make_client(self.base_url, api_key or os.environ.get(api_key_env), api_key_env,
-                                  self.max_retries, timeout)
+            client = _make_client(self.base_url, api_key or os.environ.get(api_key_env), api_key_env, timeout)
         self.client = client
         self.max_steps = int(max_steps)
         self.temperature = temperature
@@ -141,9 +157,13 @@ class LLMAgent:
         self.max_history_turns = max_history_turns
         self.max_consecutive_errors = max_consecutive_errors
         self.request_kwargs = dict(request_kwargs or {})
+        if rate_limiter is None and max_rps is not None:
+            rate_limiter = shared_rate_limiter(self.base_url or "openai", float(max_rps))
+        self.rate_limiter = rate_limiter
+        self._sleep: Callable[[float], None] = time.sleep
         self.name = f"llm:{self.model}"
         self.messages: list[dict[str, Any]] = []
-        self.usage: dict[str, int] = {}
+        self.usage: dict[str, Any] = {}
         self._adapter: LLMAdapter | None = None
         self._drives_raw_env = False
         self._open_calls: list[str] = []  # tool_call ids of the last assistant message
@@ -316,18 +336,34 @@ class LLMAgent:
         if self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
         kwargs.update(self.request_kwargs)
-        try:
-            response = self.client.chat.completions.create(**kwargs)
-        except Exception as exc:  # the openai client's errors, translated with a hint
-            translated = _translate_error(exc, self.base_url, self.model, self.max_retries)
-            if translated is exc:
-                raise
-            raise translated from exc
+        with io_wait():  # other episodes' env steps run while this one waits on the server
+            response = self._request_with_retries(kwargs)
         choices = getattr(response, "choices", None) or []
         if not choices:
             raise LLMAgentError(f"{self.base_url or 'the API'} returned no choices for model {self.model!r}")
         self._add_usage(getattr(response, "usage", None))
         return _assistant_dict(choices[0].message)
+
+    def _request_with_retries(self, kwargs: dict[str, Any]) -> Any:
+        """One completion: paced by the rate limit, retried with backoff when worth it."""
+        for attempt in range(self.max_retries + 1):
+            if self.rate_limiter is not None:
+                self.rate_limiter.acquire()
+            started = time.perf_counter()
+            try:
+                return self.client.chat.completions.create(**kwargs)
+            except Exception as exc:  # the openai client's errors, translated with a hint
+                if attempt < self.max_retries and is_retryable(exc):
+                    self._sleep(retry_delay(exc, attempt))
+                    continue
+                translated = _translate_error(exc, self.base_url, self.model, self.max_retries)
+                if translated is exc:
+                    raise
+                raise translated from exc
+            finally:
+                self.usage["requests"] = self.usage.get("requests", 0) + 1
+                self.usage["latency_s"] = self.usage.get("latency_s", 0.0) + time.perf_counter() - started
+        raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
 
     def _add_usage(self, usage: Any) -> None:
         if usage is None:
@@ -390,7 +426,7 @@ def _assistant_dict(message: Any) -> dict[str, Any]:
     return out
 
 
-def _make_client(base_url: str | None, api_key: str | None, api_key_env: str, max_retries: int, timeout: float) -> Any:
+def _make_client(base_url: str | None, api_key: str | None, api_key_env: str, timeout: float) -> Any:
     openai = require("openai", "llm")  # imported on first use: the optional llm extra
     if not api_key:
         if base_url is None:
@@ -398,7 +434,8 @@ def _make_client(base_url: str | None, api_key: str | None, api_key_env: str, ma
                 f"no API key: set ${api_key_env}, pass api_key=..., or point base_url at a local server"
             )
         api_key = "EMPTY"  # local servers (vLLM, Ollama, llama.cpp) accept any key by default
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
+    # no retries in the client: the agent retries, through its rate limit
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
 
 
 _HINTS = {

@@ -4,12 +4,16 @@ Each policy also says which env ids it fits: problem-specific heuristics only ap
 their own problem, so ``crab-gym run`` checks the fit before running anything and lists
 the policies that do fit (:func:`policies_for`), instead of failing deep inside an episode.
 An env registered under another id with the same entry point (a user's alias) fits too.
+
+The factories are lambdas, which cannot be pickled: worker processes and Ray tasks get a
+:class:`NamedPolicy` instead (:func:`named_policies`), which rebuilds the policy from its name
+in the worker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -39,12 +43,15 @@ class PolicySpec:
         factory: ``factory(env) -> policy`` where ``policy(obs, info) -> action``.
         env_ids: the env ids it fits; None: any env.
         description: one line for ``crab-gym list``.
+        io_bound: it mostly waits on a server (an LLM endpoint): concurrent episodes then run
+            as threads of one process, and ``--workers`` means concurrent requests.
     """
 
     name: str
-    factory: Callable[[gym.Env], Any]
+    factory: Callable[..., Any]
     env_ids: tuple[str, ...] | None
     description: str
+    io_bound: bool = False
 
     def fits(self, env_id: str) -> bool:
         """Whether the policy can act in ``env_id`` (an id or ``module:id``)."""
@@ -96,8 +103,8 @@ def policy_specs() -> dict[str, PolicySpec]:
                    "each free vehicle sends the load that earns most severity-weighted need met now"),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
-        PolicySpec("llm", lambda env: LLMAgent(), None,
-                   "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)"),
+        PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
+                   "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)", io_bound=True),
     ]
     specs += [
         PolicySpec(name.lower(), (lambda env, rule=rule: rule), ("Realm-P11-v0",),
@@ -110,6 +117,40 @@ def policy_specs() -> dict[str, PolicySpec]:
 def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
     """Every named policy's factory (see :func:`policy_specs` for the envs each fits)."""
     return {name: spec.factory for name, spec in policy_specs().items()}
+
+
+@dataclass(frozen=True)
+class NamedPolicy:
+    """A picklable factory: the registry's policy ``name``, rebuilt wherever it is called.
+
+    ``options`` are run settings passed to the factory (e.g. an LLM agent's ``max_rps``);
+    unlike an episode's policy kwargs they are not part of what identifies an episode.
+    """
+
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __call__(self, env: gym.Env) -> Any:
+        factory = _factories().get(self.name)
+        if factory is None:
+            raise KeyError(f"no policy named {self.name!r} in crab_gym.baselines.registry")
+        return factory(env, **self.options) if self.options else factory(env)
+
+
+def named_policies(names: list[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, NamedPolicy]:
+    """``{name: NamedPolicy(name)}``: what ``Benchmark.run`` needs for worker processes and Ray."""
+    options = options or {}
+    return {name: NamedPolicy(name, dict(options.get(name, {}))) for name in names}
+
+
+_FACTORY_CACHE: dict[str, Callable[..., Any]] = {}
+
+
+def _factories() -> dict[str, Callable[..., Any]]:
+    """The factories, built once per process (a worker calls NamedPolicy once per episode)."""
+    if not _FACTORY_CACHE:
+        _FACTORY_CACHE.update(policy_factories())
+    return _FACTORY_CACHE
 
 
 def policies_for(env_id: str) -> list[str]:

@@ -7,6 +7,10 @@ Each POST to ``/v1/chat/completions`` consumes the next script entry:
 * :class:`HTTPFailure` -> that status with an OpenAI-style error body and headers;
 * a callable ``f(request_json) -> entry`` -> computed from the request (e.g. from the state).
 
+For concurrency tests it can hold each answer for ``delay`` seconds, records when every
+request arrived (``request_times``, monotonic) and the most requests it had in flight at once
+(``max_in_flight``); ``usage`` sets the token counts each answer reports.
+
 Bounded: it answers at most ``max_requests`` requests (then 500 with ``x-should-retry: false``)
 and shuts itself down after ``lifetime`` seconds even if a test forgets to.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,10 +64,16 @@ class ScriptedChatServer:
     Use as a context manager; ``url`` is the ``base_url`` for the openai client.
     """
 
-    def __init__(self, script: Sequence[Entry], *, max_requests: int = 500, lifetime: float = 60.0) -> None:
+    def __init__(self, script: Sequence[Entry], *, max_requests: int = 500, lifetime: float = 60.0,
+                 delay: float = 0.0, usage: dict[str, int] | None = None) -> None:
         self.script = list(script)
         self.max_requests = max_requests
+        self.delay = delay
+        self.usage = usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         self.requests: list[dict[str, Any]] = []  # {"path", "headers", "json"}
+        self.request_times: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -122,6 +133,7 @@ class ScriptedChatServer:
 
             def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
+                self._leave()  # the answer is decided: the request no longer counts as in flight
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -140,6 +152,24 @@ class ScriptedChatServer:
                     return
                 with server._lock:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": payload})
+                    server.request_times.append(time.monotonic())
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
+                try:
+                    if server.delay:
+                        time.sleep(server.delay)
+                    self._answer(payload)
+                finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, payload: dict[str, Any]) -> None:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return
@@ -163,7 +193,7 @@ class ScriptedChatServer:
                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                         "logprobs": None,
                     }],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    "usage": dict(server.usage),
                 })
 
         return Handler

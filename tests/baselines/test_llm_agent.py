@@ -71,7 +71,9 @@ def test_valid_plan_completes_the_toy_env():
     assert (episode.steps, episode.invalid_actions) == (3, 0)
     assert episode.episode_return == pytest.approx(1.0)
     assert episode.info["metrics"] == {"moves": 3}
-    assert episode.usage == {"prompt_tokens": 30, "completion_tokens": 15, "total_tokens": 45}
+    latency = episode.usage.pop("latency_s")  # wall clock spent waiting on the server
+    assert 0.0 < latency < 30.0
+    assert episode.usage == {"prompt_tokens": 30, "completion_tokens": 15, "total_tokens": 45, "requests": 3}
 
     requests = server.requests
     assert len(requests) == 3 and server.remaining == 0

@@ -1,0 +1,116 @@
+"""Play one episode from its spec, in whatever process or thread runs it.
+
+:class:`EpisodeContext` is what a worker receives once (the policy factories and the env
+registrations the driver knows); after that, each episode needs only its
+:class:`~crab_gym.core.episode.EpisodeSpec`. Factories must be picklable for process and Ray
+workers: the baselines registry's named factories are (they rebuild the policy by name).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback as tb
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import gymnasium as gym
+
+from crab_gym.core.cpu_turn import CpuTurn
+from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
+
+
+class Policy(Protocol):
+    """Anything that maps an observation (and info) to an action for ``env.step``."""
+
+    def __call__(self, observation: Any, info: dict[str, Any]) -> Any: ...
+
+
+#: A policy factory receives the (wrapped) env it will act in.
+PolicyFactory = Callable[..., Policy]
+
+
+@dataclass
+class EpisodeContext:
+    """Everything an episode needs besides its spec; set up once per worker.
+
+    Attributes:
+        policies: policy name -> factory(env[, **policy_kwargs]).
+        env_specs: registrations to replay in a fresh process (ids the driver registered at
+            run time, which ``import crab_gym`` in a worker would not).
+    """
+
+    policies: Mapping[str, PolicyFactory]
+    env_specs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_envs(cls, policies: Mapping[str, PolicyFactory], env_ids: list[str]) -> EpisodeContext:
+        """A context carrying the driver's registration of each of ``env_ids``."""
+        specs = {e: gym.registry[e] for e in env_ids if e in gym.registry}
+        return cls(dict(policies), specs)
+
+    def register_envs(self) -> None:
+        """Make the driver's env ids known in this process (a no-op where they already are)."""
+        # the REALM ids are already there: importing this module imported crab_gym
+        for env_id, spec in self.env_specs.items():
+            if env_id not in gym.registry:
+                gym.registry[env_id] = spec
+
+
+def run_episode(spec: EpisodeSpec, context: EpisodeContext, turn: CpuTurn | None = None) -> EpisodeResult:
+    """One episode; any exception becomes the result's ``error`` (the run goes on)."""
+    with turn.held() if turn is not None else nullcontext():
+        return _guarded_episode(spec, context)
+
+
+def _guarded_episode(spec: EpisodeSpec, context: EpisodeContext) -> EpisodeResult:
+    tally = EpisodeResult.for_spec(spec)
+    start = time.perf_counter()
+    env: gym.Env | None = None
+    policy: Any = None
+    try:
+        env = gym.make(spec.env_id, **spec.env_kwargs)
+        factory = context.policies[spec.policy]
+        policy = factory(env, **spec.policy_kwargs) if spec.policy_kwargs else factory(env)
+        _play(env, policy, tally, spec.max_steps)
+    except Exception as exc:  # noqa: BLE001 - recorded, and the run goes on
+        tally.error = f"{type(exc).__name__}: {exc}"
+        tally.traceback = tb.format_exc()
+        tally.success = False
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception as exc:  # noqa: BLE001 - a failing close must not lose the episode
+                if tally.error is None:
+                    tally.error = f"{type(exc).__name__} while closing the env: {exc}"
+                    tally.traceback = tb.format_exc()
+                    tally.success = False
+        usage = getattr(policy, "usage", None)
+        if isinstance(usage, Mapping):  # resource use the policy measured (LLM tokens, latency)
+            tally.usage = dict(usage)
+        tally.wall_time_s = time.perf_counter() - start
+    return tally
+
+
+def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) -> None:
+    """Play one episode, keeping ``tally`` up to date after every step (so that an
+    exception leaves what was measured so far)."""
+    obs, info = env.reset(seed=tally.seed)
+    if hasattr(policy, "reset"):
+        policy.reset(env)
+    if hasattr(policy, "seed"):  # a stochastic policy draws its own stream per episode seed
+        policy.seed(tally.seed)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        tally.episode_return += float(reward)
+        tally.steps += 1
+        tally.invalid_actions += int(info.get("valid", True) is False)
+        tally.completeness = float(info.get("completeness", 0.0))
+        if tally.steps >= max_steps and not terminated:
+            truncated = True
+    tally.terminated, tally.truncated = bool(terminated), bool(truncated)
+    tally.metrics = dict(info.get("metrics", {}) or {})
+    tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)

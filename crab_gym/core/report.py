@@ -1,0 +1,259 @@
+"""The benchmark report: summaries per (env, kwargs, policy), errors, JSON, Markdown and a plot.
+
+A report is a pure function of its episodes, sorted by spec: the same episodes give the same
+report whichever backend ran them and in whatever order they finished. Only the wall-clock
+measurements differ between runs (:data:`WALL_CLOCK_FIELDS`); :meth:`BenchmarkReport.comparable`
+drops exactly those, for comparing runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crab_gym.core.episode import EpisodeResult, canonical_json
+
+#: Columns the runner measures, then the REALM metrics, in table order.
+RUNNER_COLUMNS = (
+    "env", "policy", "kwargs", "episodes", "errors", "return", "completeness", "success", "steps", "invalid", "time_s",
+)
+REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
+#: Resource-usage columns (policies that report ``usage``, e.g. LLM agents), after the runner's.
+USAGE_COLUMNS = ("tokens", "requests", "latency_s")
+#: Wall-clock measurements: the only values that differ between two runs of the same episodes
+#: (summary columns ``time_s`` and ``latency_s``; per episode ``wall_time_s`` and ``usage.latency_s``).
+WALL_CLOCK_FIELDS = ("time_s", "latency_s", "wall_time_s")
+#: Columns that count things: printed as integers (means with one decimal when fractional).
+COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid", "tokens", "requests")
+
+#: What each column of the report means (the Markdown legend and the JSON ``columns``).
+LEGEND: dict[str, str] = {
+    "episodes": "episodes run (one per seed), including those that raised an error",
+    "errors": "episodes that raised an exception (listed under Errors); they count as failures in "
+    "`success` and are left out of every other mean",
+    "return": "mean episode return (REALM envs: progress_weight x completeness + optimality_weight x optimality)",
+    "completeness": "mean share of the env's sub-goals passed at the end of the episode (progress: "
+    "targets visited, groups served, passengers delivered, jobs completed); 1.0 = every sub-goal passed",
+    "success": "share of episodes that reached a complete, feasible plan: terminated (not cut by a step "
+    "limit) with every sub-goal passed and, when the env reports it, constraint_satisfaction = 1. "
+    "A complete plan worse than the reference is a success with optimality < 1",
+    "steps": "mean number of env steps per episode",
+    "invalid": "mean number of invalid (rejected) actions per episode",
+    "time_s": "mean wall-clock seconds per episode (measured by the runner, never by the env)",
+    "tokens": "REALM resource usage: mean LLM tokens per episode (prompt + completion, as the server counts them)",
+    "requests": "REALM resource usage: mean chat requests per episode (retries included)",
+    "latency_s": "REALM resource usage: mean seconds per episode spent waiting on the model (wall clock)",
+    "planning_quality": "REALM: share of the problem's demands the plan serves",
+    "optimality": "REALM: plan quality against the reference (oracle or best known), in [0, 1]; 0 if infeasible",
+    "constraint_satisfaction": "REALM: share of the plan's constraints that hold",
+    "coordination": "REALM: multi-agent problems, what the joint plan gains from working together against a no-coordination baseline (per problem: docs/multiagent.md)",
+    "adaptation": "REALM: disruption problems, quality after disruptions against an adaptive oracle",
+}
+
+def _mean(values: Iterable[float]) -> float | None:
+    vals = list(values)
+    return statistics.fmean(vals) if vals else None
+
+
+def _cell(column: str, value: Any) -> str:
+    """A table cell: counts as integers, seconds with 2 decimals, shares with 3."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value).replace("|", "\\|")  # a pipe would split the table cell
+    if column in COUNT_COLUMNS:
+        return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+    if column in ("time_s", "latency_s"):
+        return f"{value:.2f}"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+@dataclass
+class BenchmarkReport:
+    """All episode results (kept sorted by spec), with summaries and writers.
+
+    ``resumed`` counts the episodes a run found already stored instead of running them; it
+    describes the run, not the results, so it is not part of the written report.
+    """
+
+    results: list[EpisodeResult]
+    resumed: int = 0
+
+    def __post_init__(self) -> None:
+        self.results = sorted(self.results, key=lambda r: r.spec.sort_key)
+
+    @property
+    def n_errors(self) -> int:
+        """Episodes that raised."""
+        return sum(r.error is not None for r in self.results)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per (env, kwargs, policy): counts, and means over the episodes that ran
+        to the end (``None`` when every episode raised); ``success`` is over all episodes."""
+        groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
+        for r in self.results:
+            key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy)
+            groups.setdefault(key, []).append(r)
+        rows = []
+        for (env_id, kwargs, policy), all_rs in groups.items():
+            rs = [r for r in all_rs if r.error is None]
+            metric_names = sorted({k for r in rs for k, v in r.metrics.items() if _is_number(v)})
+            row: dict[str, Any] = {
+                "env": env_id,
+                "kwargs": kwargs,
+                "policy": policy,
+                "episodes": len(all_rs),
+                "errors": len(all_rs) - len(rs),
+                "return": _mean(r.episode_return for r in rs),
+                "completeness": _mean(r.completeness for r in rs),
+                "success": statistics.fmean(float(r.success and r.error is None) for r in all_rs),
+                "steps": _mean(r.steps for r in rs),
+                "invalid": _mean(r.invalid_actions for r in rs),
+                "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
+            }
+            if any(r.usage for r in all_rs):
+                row["tokens"] = _mean(_tokens(r.usage) for r in all_rs)
+                row["requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
+                row["latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
+            for name in metric_names:
+                row[name] = _mean(float(r.metrics[name]) for r in rs if _is_number(r.metrics.get(name)))
+            rows.append(row)
+        return rows
+
+    def error_groups(self) -> list[dict[str, Any]]:
+        """The errors, one entry per (env, kwargs, policy, error) with the seeds it hit."""
+        groups: dict[tuple[str, str, str, str], list[int]] = {}
+        for r in self.results:
+            if r.error is not None:
+                key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy, r.error)
+                groups.setdefault(key, []).append(r.seed)
+        return [
+            {"env": e, "kwargs": k, "policy": p, "error": err, "count": len(seeds), "seeds": seeds}
+            for (e, k, p, err), seeds in groups.items()
+        ]
+
+    def to_markdown(self, *, legend: bool = True) -> str:
+        """A Markdown table of :meth:`summary` (the runner's columns and the REALM metrics;
+        problem-specific metrics stay in the JSON report), the errors, and (``legend``) what
+        each column means."""
+        rows = self.summary()
+        if not rows:
+            return "(no episodes)\n"
+        present = {k for row in rows for k in row}
+        columns = [c for c in (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS) if c in present]
+        if all(row["kwargs"] == "{}" for row in rows):
+            columns.remove("kwargs")
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for row in rows:
+            lines.append("| " + " | ".join(_cell(c, row.get(c)) for c in columns) + " |")
+        errors = self.error_groups()
+        if errors:
+            lines += ["", f"**Errors** ({self.n_errors} of {len(self.results)} episodes raised):", ""]
+            for g in errors:
+                kwargs = "" if g["kwargs"] == "{}" else f" {g['kwargs']}"
+                seeds = ", ".join(str(s) for s in g["seeds"])
+                lines.append(
+                    f"- {g['env']}{kwargs} x {g['policy']}: {g['count']} episode(s) (seed {seeds}): "
+                    f"{_one_line(g['error'])}"
+                )
+        if legend:
+            lines += ["", "**Columns**", ""]
+            lines += [f"- `{c}`: {LEGEND[c]}" for c in columns if c in LEGEND]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary(),
+            "errors": self.error_groups(),
+            "episodes": [r.to_dict() for r in self.results],
+            "columns": dict(LEGEND),
+        }
+
+    def comparable(self) -> dict[str, Any]:
+        """:meth:`to_json` without the wall-clock values: equal for two runs of the same
+        episodes, whatever backend and worker count ran them."""
+        return strip_wall_clock(self.to_json())
+
+    def write(self, directory: str | Path) -> dict[str, Path]:
+        """Write ``report.json`` and ``report.md`` into ``directory``; return their paths."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "report.json", "markdown": out / "report.md"}
+        paths["json"].write_text(json.dumps(self.to_json(), indent=2, default=str))
+        paths["markdown"].write_text(self.to_markdown())
+        return paths
+
+    def plot(self, path: str | Path, metric: str = "return") -> Path:
+        """Bar chart of ``metric`` per env and policy (needs the ``viz`` extra)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on extras
+            raise ImportError('plotting needs matplotlib: pip install "crab_gym[viz]"') from exc
+        rows = self.summary()
+        envs = list(dict.fromkeys(r["env"] for r in rows))
+        policies = list(dict.fromkeys(r["policy"] for r in rows))
+        width = 0.8 / max(len(policies), 1)
+        fig, ax = plt.subplots(figsize=(max(4, 1.5 * len(envs)), 3.2))
+        for j, pol in enumerate(policies):
+            xs, ys = [], []
+            for i, env_id in enumerate(envs):
+                vals = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
+                vals = [v for v in vals if _is_number(v)]
+                if vals:
+                    xs.append(i + j * width)
+                    ys.append(statistics.fmean(vals))
+            ax.bar(xs, ys, width=width, label=pol)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(envs))], envs, rotation=20, ha="right")
+        ax.set_ylabel(metric)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        target = Path(path)
+        fig.savefig(target, dpi=120)
+        plt.close(fig)
+        return target
+
+
+def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
+    """A written report (``report.json``'s content) without :data:`WALL_CLOCK_FIELDS`, at any depth."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: strip(v) for k, v in value.items() if k not in WALL_CLOCK_FIELDS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    stripped = strip(report_json)
+    stripped["columns"] = {k: v for k, v in report_json.get("columns", {}).items()}  # the legend stays whole
+    return stripped
+
+
+def _tokens(usage: Mapping[str, Any]) -> float:
+    total = usage.get("total_tokens")
+    if total is None:
+        total = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    return float(total)
+
+
+def _kwargs_key(kwargs: Mapping[str, Any]) -> str:
+    """An env's kwargs as the report shows and groups them (canonical JSON)."""
+    return canonical_json(kwargs)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
