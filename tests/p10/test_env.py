@@ -47,6 +47,7 @@ def test_oracle_policy_scores_one(name):
     assert m["cost"] == m["reference_cost"] == env.reference.value
     assert m["shortfall"] == env.reference.extra["shortfall"] and m["feasible"]
     assert m["constraint_satisfaction"] == 1.0
+    assert m["coordination"] == 1.0  # p10_medium_03: the push chain beats the reference, which still scores 1
     # the sub-goals ask for the whole demand: all pass unless the reference itself falls short
     assert total == pytest.approx(0.5 * info["completeness"] + 0.5)
     assert (info["completeness"] == 1.0) == (m["shortfall"] == 0)

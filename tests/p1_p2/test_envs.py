@@ -271,15 +271,21 @@ def test_p2_assign_uses_the_earliest_free_slot_and_masks():
     assert b - a >= inst.tour_duration
 
 
-@pytest.mark.parametrize("name", ["p2_small_03", "p2_medium_01", "p2_large_04"])
-def test_p2_oracle_plan_scores_one(name):
+# coordination: the oracle's tours per guide against the even split of the groups;
+# p2_medium_01's optimum leads 4, 5, 3 of 12 tours (fair: 4, 4, 4), trading one tour of
+# balance for less waiting, so 11 of its 12 tours lie within fair shares
+@pytest.mark.parametrize(
+    ("name", "coordination"), [("p2_small_03", 1.0), ("p2_medium_01", 11 / 12), ("p2_large_04", 1.0)]
+)
+def test_p2_oracle_plan_scores_one(name, coordination):
     env = gym.make(P2_ID, instance=name)
     env.reset(seed=0)
     rec = shipped_p2_references()[name]
     obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
     m = info["metrics"]
     assert term and m["optimality"] == 1.0 and m["cost"] == rec["value"]
-    assert m["planning_quality"] == m["constraint_satisfaction"] == m["coordination"] == 1.0
+    assert m["planning_quality"] == m["constraint_satisfaction"] == 1.0
+    assert m["coordination"] == pytest.approx(coordination)
     assert reward == pytest.approx(1.0)
     _metrics_match(m, check_p2(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
 
@@ -310,7 +316,7 @@ def test_p2_infeasible_plan_is_scored_with_its_violations():
     check = check_p2(inst, plan, 45)
     assert set(check.violations) >= {"group:group1", "no_overlap:guide1", "group:group3"}
     _metrics_match(m, check.metrics)
-    assert m["coordination"] == 0.0  # guide1 is busy but not usefully, guide2 idle
+    assert m["coordination"] == 0.0  # guide1's two tours overlap: both listings conflict
 
 
 @pytest.mark.parametrize("name", ["p2_small_05", "p2_medium_04", "p2_large_00"])

@@ -13,7 +13,9 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.registry import policy_specs
+from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
+from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
 from crab_gym.envs.realm.thanksgiving.formats import load_p6
 from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action, greedy_play
 from crab_gym.envs.realm.thanksgiving.replan import replan_from
@@ -38,6 +40,7 @@ def test_oracle_policy_scores_one_on_p6(name):
     env = gym.make("Realm-P6-v0", instance=name)
     total, info = _play(env, OraclePolicy(env))
     assert info["metrics"]["optimality"] == 1.0 and info["metrics"]["feasible"]
+    assert info["metrics"]["coordination"] == 1.0  # the reference plan realises the whole gain
     assert total == pytest.approx(1.0)
     assert env.unwrapped.reference.source == "shipped"
 
@@ -50,6 +53,7 @@ def test_oracle_policy_scores_one_on_p9_resubmitting_at_each_pause(name):
     m = info["metrics"]
     assert m["optimality"] == 1.0 and m["feasible"] and m["delays_announced"] == len(base.instance.delays)
     assert m["adaptation"] == 1.0 and total == pytest.approx(1.0)
+    assert m["coordination"] == 1.0
 
 
 def test_greedy_is_feasible_and_named_in_the_registry():
@@ -69,8 +73,12 @@ def test_metrics_and_solution_agree_with_the_checker():
     inst = base.instance
     sol = info["solution"]
     verdict = check_plan(inst, sol, landings_of(inst, inst.delays), base.reference.value)
-    for key in ("planning_quality", "optimality", "constraint_satisfaction", "coordination"):
+    for key in ("planning_quality", "optimality", "constraint_satisfaction"):
         assert info["metrics"][key] == pytest.approx(verdict.metrics[key])
+    solo = solo_cost(inst, landings_of(inst, inst.delays))
+    assert info["metrics"]["solo_cost"] == pytest.approx(solo)
+    assert info["metrics"]["coordination"] == pytest.approx(
+        savings_share(verdict.cost, verdict.feasible, solo, base.reference.value))
     assert info["metrics"]["cost"] == pytest.approx(verdict.cost)
     assert {"pickups", "cooking_schedule", "dinner_ready", "cost", "delays"} <= set(sol)
 

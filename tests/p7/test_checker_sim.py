@@ -53,7 +53,6 @@ def test_hand_computed_plan_cost_and_metrics():
     assert res.cost == inst.minute_weight * 20 + 360
     assert res.metrics["constraint_satisfaction"] == pytest.approx(1 - 1 / 15)
     assert res.metrics["planning_quality"] == pytest.approx(1 - 20 / inst.total_points)
-    assert res.metrics["coordination"] == 1.0
 
 
 def test_late_units_earn_half_and_surplus_is_waste():
@@ -61,11 +60,15 @@ def test_late_units_earn_half_and_surplus_is_waste():
     # north due 14:00: leaving at 12:30 arrives 14:30, late: 12 late units cost 2 each, 3 unmet cost 4 each
     res = check_plan(inst, {"trips": [trip("north", {"food": 12}, 750)]})
     assert res.feasible and res.points == 2 * 12 + 4 * 3 + 2 * 4 * 8
-    # 12 medical to a need of 8: 4 units are waste (coordination), and the stock (10) is short
+    # 12 medical to a need of 8: the stock (10) is short
     res = check_plan(inst, {"trips": [trip("east", {"medical_supplies": 12}, 480)]})
     assert res.refused == [(0, "stock")]
+    # 6 + 4 medical to a need of 8: all 10 are delivered, the 2 beyond the need earn nothing:
+    # 6 on time, 2 of the late 4 count at half (2 x weight 4 = 8 points); north's food unmet (60)
     res = check_plan(inst, {"trips": [trip("east", {"medical_supplies": 6}, 480), trip("east", {"medical_supplies": 4}, 600)]})
-    assert res.feasible and res.metrics["coordination"] == pytest.approx(8 / 10)
+    assert res.feasible and res.delivered == 10
+    assert res.on_time[0]["medical_supplies"] == 6 and res.late[0]["medical_supplies"] == 4
+    assert res.points == 4 * 2 + 2 * 2 * 15
 
 
 @pytest.mark.parametrize(("plan", "broken"), [

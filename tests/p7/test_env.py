@@ -44,7 +44,7 @@ def test_oracle_policy_scores_one_on_shipped_instances(name):
     metrics = info["metrics"]
     assert steps == 1 and metrics["optimality"] == 1.0 and metrics["constraint_satisfaction"] == 1.0
     assert metrics["cost"] == env.reference.value
-    assert metrics["adaptation"] == 1.0
+    assert metrics["adaptation"] == 1.0 and metrics["coordination"] == 1.0
     # every sub-goal is what the optimum achieves, so its plan earns the full return
     assert metrics["planning_quality"] == 1.0 and total == pytest.approx(1.0)
     assert metrics["need_met_share"] < 1.0  # stocks are short on purpose

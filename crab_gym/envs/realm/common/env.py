@@ -232,6 +232,9 @@ class RealmEnv(CrabEnv):
     reference_lookup: ClassVar[Callable[[Any], Reference] | None] = None
     #: The checked ``generator`` options (None: no generator); the family's ``__init__`` sets it.
     _generator: Any
+    #: Multi-agent view (``crab_gym.parallel_env``): the action arguments that name the actor
+    #: of a flat action (``("vehicle",)``); empty: a single-agent problem.
+    agent_arguments: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None, **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
@@ -322,6 +325,17 @@ class RealmEnv(CrabEnv):
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ multi-agent view
+    def joint_pass_call(self) -> dict[str, Any] | None:
+        """The move made when every agent of a joint step passes: the first legal flat action
+        no agent owns (``wait``, ``next_day``), or None (then nothing happens)."""
+        mask = self.action_masks()
+        for index in np.flatnonzero(mask):
+            call = self.codec.flat_to_call(int(index))
+            if not any(arg in call["arguments"] for arg in self.agent_arguments):
+                return call
+        return None
 
     # ------------------------------------------------------------------ words, for LLM agents
     @property

@@ -7,6 +7,7 @@ Trips are taken in order of departure (ties: plan order). Each trip declares fiv
 constraints -- ``capacity``, ``stock``, ``weather``, ``one_at_a_time``, ``horizon`` -- and a
 trip that breaks one is not carried out (it delivers nothing and drives nothing): the plan
 is then infeasible. Disruptions strike before the departures of their minute.
+``coordination`` needs a baseline plan and the reference: :mod:`.coordination`.
 """
 
 from __future__ import annotations
@@ -117,15 +118,11 @@ def check_plan(inst: P7Instance, plan: Mapping[str, Any], schedule: Sequence[Any
         busy_until[v] = depart + 2 * leg
         minutes += 2 * leg
     points = shortfall_points(inst, on_time, late)
-    counted = sum(
-        min(need, on_time[r][res] + late[r][res]) for r, reg in enumerate(inst.regions) for res, need in reg.needs.items()
-    )
     declared = len(TRIP_CONSTRAINTS) * len(trips)
     constraints = {f"trips[{k}].{c}": (k, c) not in refused for k in range(len(trips)) for c in TRIP_CONSTRAINTS}
     metrics = {
         "planning_quality": 1.0 - points / inst.total_points if inst.total_points else 1.0,
         "constraint_satisfaction": 1.0 - len(refused) / declared if declared else 1.0,
-        "coordination": counted / delivered if delivered else 1.0,
     }
     return ReliefCheck(
         feasible=not refused,

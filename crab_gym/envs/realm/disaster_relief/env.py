@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
+from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionReport,
     checked_adaptation_reference,
@@ -29,6 +30,7 @@ from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 from crab_gym.envs.realm.disaster_relief import render as rendering
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
 from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
+from crab_gym.envs.realm.disaster_relief.coordination import solo_cost
 from crab_gym.envs.realm.disaster_relief.disruptions import (
     DISRUPTION_KINDS,
     disruption_to_json,
@@ -213,11 +215,13 @@ class DisasterReliefEnv(RealmEnv):
     `info["metrics"]` `planning_quality` (share of the regions the reference plan serves that
     are served as well), `need_met_share` (1 - shortfall / the shortfall of sending nothing),
     `optimality`, `constraint_satisfaction` (share of the 5
-    constraints per trip kept), `coordination` (share of the delivered units that met a need:
-    units beyond a need, e.g. two vehicles covering the same one, are waste), `adaptation`
+    constraints per trip kept), `coordination` (the share of the gain of working together
+    realised: `(solo_cost - cost) / (solo_cost - reference)` clipped to [0, 1], 0 if
+    infeasible, where `solo_cost` is the best vehicle doing the whole relief alone by a
+    fixed greedy rule, see :mod:`.coordination`), `adaptation`
     (reference of the oracle re-solving from the state at the first disruption / cost;
     1 for a feasible plan when no disruption fired before the end; 0 if infeasible), and
-    `cost`, `reference_cost`, `shortfall_points`, `transport_minutes`, `units_delivered`,
+    `cost`, `reference_cost`, `solo_cost`, `shortfall_points`, `transport_minutes`, `units_delivered`,
     `adaptation_reference_cost`, `disruptions_applied`, `violations`.
 
     The reference (`env.unwrapped.reference`, a `Reference` whose `plan` is the
@@ -242,6 +246,8 @@ class DisasterReliefEnv(RealmEnv):
     """
 
     instance_source = SOURCE
+    #: Each vehicle is an agent (``crab_gym.parallel_env``): it sends a load or waits when free.
+    agent_arguments = ("vehicle",)
     #: The disruption types a random process may draw (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_fired")
@@ -504,9 +510,12 @@ class DisasterReliefEnv(RealmEnv):
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         verdict, sim = self._check(), self.sim
         adaptation, adapt_ref = self._adaptation_metric(verdict.cost, verdict.feasible)
+        solo = solo_cost(self.instance, self.faced_schedule())
         metrics = {
             **verdict.metrics,
             "planning_quality": self._planning_quality(verdict),
+            "coordination": savings_share(verdict.cost, verdict.feasible, solo, self.reference.measure),
+            "solo_cost": solo,
             "need_met_share": verdict.metrics["planning_quality"],
             "optimality": self._optimality(),
             "adaptation": adaptation,

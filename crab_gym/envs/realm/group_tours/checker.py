@@ -11,9 +11,9 @@ Declared constraints (``constraint_satisfaction`` is the share that hold):
 * ``no_overlap:<id>`` for each guide: its tours do not overlap in time.
 
 ``planning_quality`` is the share of groups whose ``group:`` constraint holds.
-``coordination`` treats each guide as an agent: the share of guides that lead at least one
-tour with all of their tours valid and non-overlapping, out of the number that could be
-busy at all (guides that fit some group, capped by the number of groups).
+``coordination`` treats each guide as an agent: the share of groups toured cleanly (valid,
+no double claim, no overlap) within fair, even shares of the tours, scaled down by the share
+of listings in conflict (:mod:`crab_gym.envs.realm.group_tours.coordination`).
 Cost = total waiting beyond preferred starts + ``balance_weight`` x (max - min tours per
 guide); ``optimality = min(1, reference / cost)`` for a feasible plan, else 0.
 """
@@ -25,6 +25,7 @@ from typing import Any
 
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.group_tours.coordination import guide_coordination
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
 
@@ -75,12 +76,10 @@ def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Che
             )
         constraints[f"group:{grp.group_id}"] = ok
         valid_group[grp.group_id] = ok
-    clean_guide: dict[str, bool] = {}
     for gid in guides:
         starts = sorted(s for g2, _, s in tours if g2 == gid)
         ok = all(b >= a + D for a, b in zip(starts, starts[1:]))
         constraints[f"no_overlap:{gid}"] = ok
-        clean_guide[gid] = ok
 
     pref = {g.group_id: g.preferred for g in instance.groups}
     waiting = int(sum(max(0, s - pref[g]) for _, g, s in tours))
@@ -89,21 +88,11 @@ def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Che
     cost = waiting + instance.balance_weight * imbalance
     feasible = all(constraints.values())
 
-    useful = sum(
-        1
-        for gid in guides
-        if clean_guide[gid]
-        and any(g2 == gid for g2, _, _ in tours)
-        and all(valid_group[g] for g2, g, _ in tours if g2 == gid)
-    )
-    eligible = sum(
-        1 for k in range(len(instance.guides)) if any(instance.compatible(g, k) for g in range(len(instance.groups)))
-    )
-    possible = min(eligible, len(instance.groups))
+    valid = {g for g, ok in valid_group.items() if ok}
     metrics: dict[str, Any] = {
         "planning_quality": sum(valid_group.values()) / len(instance.groups),
         "optimality": optimality_ratio(reference, cost, feasible),
         "constraint_satisfaction": sum(constraints.values()) / len(constraints),
-        "coordination": min(1.0, useful / possible) if possible else 1.0,
+        "coordination": guide_coordination(instance, plan, valid).score,
     }
     return P2Check(feasible, cost, constraints, metrics, waiting=waiting, imbalance=imbalance)

@@ -21,6 +21,7 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_gra
 from crab_gym.envs.realm.common.env import clock as _clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.group_tours.coordination import guide_coordination
 from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
@@ -173,8 +174,13 @@ class GroupToursEnv(RealmEnv):
     `waiting_minutes` and `event` besides the common keys. At the end, `info["metrics"]`
     holds `planning_quality` (share of groups served validly), `optimality`,
     `constraint_satisfaction` (share of the per-group and per-guide constraints met),
-    `coordination` (each guide is an agent: the share of guides usefully busy, out of
-    `min(guides that fit some group, groups)`), `feasible`, `cost`, `waiting_minutes`,
+    `coordination` (each guide is an agent: `balanced / G x (1 - conflicts / listings)`,
+    where `balanced` counts the clean tours (valid, no group claimed twice, no overlap with
+    the guide's other tours) that fit inside each guide's fair share of the `G` groups, split
+    as evenly as possible over the guides that fit some group, and `conflicts` counts the
+    listings of a doubly claimed group or of overlapping tours; 0 with no tours, 1 only for
+    a conflict-free plan touring every group with no guide above its fair share; see
+    :mod:`crab_gym.envs.realm.group_tours.coordination`), `feasible`, `cost`, `waiting_minutes`,
     `imbalance`, `reference` and `reference_status`; `info["solution"]` holds
     `{"assignments": {guide: [{"group", "start"}]}, "cost"}`.
 
@@ -201,6 +207,9 @@ class GroupToursEnv(RealmEnv):
 
     instance_source = SOURCE
     reference_lookup = staticmethod(reference_p2)
+    #: Each guide is an agent (``crab_gym.parallel_env``); when every guide passes, the tours
+    #: so far are submitted as the plan (see :meth:`joint_pass_call`).
+    agent_arguments = ("guide",)
 
     @checked_init
     @realm_keywords
@@ -313,16 +322,14 @@ class GroupToursEnv(RealmEnv):
         s = self.schedule
         ok_groups = [s.group_ok(g) for g in range(s.G)]
         clean = [s.guide_clean(k) for k in range(s.K)]
-        useful = sum(
-            1 for k in range(s.K) if clean[k] and s.tours[k] and all(ok_groups[g] for _, g in s.tours[k])
-        )
-        could = min(int(s.compatible.any(axis=0).sum()), s.G)
+        valid = {gid for gid, ok in zip(self.instance.group_ids, ok_groups) if ok}
+        plan = s.plan()
         ref = self.reference
         metrics = {
             "planning_quality": sum(ok_groups) / s.G,
             "optimality": self._optimality(),
             "constraint_satisfaction": (sum(ok_groups) + sum(clean)) / (s.G + s.K),
-            "coordination": min(1.0, useful / could) if could else 1.0,
+            "coordination": guide_coordination(self.instance, plan, valid).score,
             "feasible": s.feasible,
             "cost": s.cost,
             "waiting_minutes": s.waiting,
@@ -330,7 +337,7 @@ class GroupToursEnv(RealmEnv):
             "reference": ref.value,
             "reference_status": ref.status,
         }
-        solution = {**s.plan(), "cost": s.cost}
+        solution = {**plan, "cost": s.cost}
         return metrics, solution
 
     def _action_mask(self) -> np.ndarray:
@@ -364,6 +371,12 @@ class GroupToursEnv(RealmEnv):
             self.schedule.assign(g, k, start)
         self._submitted = True
         self._last_event = f"plan with {len(tours)} more tours submitted"
+
+    def joint_pass_call(self) -> dict[str, Any] | None:
+        """Every guide passed: submit the tours assigned so far (the episode ends)."""
+        if self._terminated:
+            return None
+        return {"name": "submit_plan", "arguments": {"assignments": self.schedule.plan()["assignments"]}}
 
     def submit_plan(self, plan: dict) -> tuple:
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"assignments": ...}``."""

@@ -13,6 +13,9 @@ exceeds the capacity. Trip times are those of the network at the trip's departur
 Declared constraints (for ``constraint_satisfaction``): per request, (1) pickup in its window,
 (2) dropoff in time, (3) consistent service (both stops, once, same vehicle, pickup first, or
 neither); per vehicle, (4) capacity respected. An unserved request meets (1) and (2).
+
+``coordination`` is the share of the cost of dedicated out-and-back trips that the plan
+saves (:mod:`crab_gym.envs.realm.ridesharing.coordination`); 0 if the plan is infeasible.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import networkx as nx
 
 from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 
 
@@ -185,12 +189,11 @@ def check_plan(
     failed = sum(len(b) for b in broken.values()) + len(over_capacity)
     feasible = not violations
     cost = total_travel + instance.unserved_penalty * (n_req - served)
-    active = {dropped[pid][0] for pid in served_ids}
     metrics: dict[str, Any] = {
         "planning_quality": served / n_req if n_req else 1.0,
         "optimality": optimality_ratio(reference_cost, cost, feasible) if reference_cost is not None else None,
         "constraint_satisfaction": 1.0 - failed / declared if declared else 1.0,
-        "coordination": len(active) / n_veh if n_veh else 0.0,
+        "coordination": ride_coordination(instance, assignments, feasible=feasible).score,
     }
     if adaptation_reference is not None:
         metrics["adaptation"] = optimality_ratio(adaptation_reference, cost, feasible)

@@ -21,6 +21,7 @@ from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init,
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.ridesharing import render as rendering
+from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.model import P3Instance
@@ -146,10 +147,15 @@ class RideSharingEnv(RealmEnv):
     ``TimeLimit`` for a step cap). At the end ``info["solution"]`` holds
     ``{"assignments": {...}}`` and ``info["metrics"]``: ``planning_quality`` (share of
     requests delivered), ``optimality``, ``constraint_satisfaction`` (share of the 3 per
-    request + 1 per vehicle declared constraints met), ``coordination`` (share of vehicles that
-    delivered someone), ``cost``, ``reference_cost``, ``travel_minutes``, ``served``,
-    ``requests``, ``unserved_penalty``, ``violations``. Every step's ``info`` also has
-    ``clock`` (-1 after the end) and ``events`` (what happened, in words).
+    request + 1 per vehicle declared constraints met), ``coordination`` (the share of a fleet
+    of independent taxis' cost that the plan saves: ``max(0, 1 - cost / baseline)``, where the
+    baseline serves every request by a dedicated out-and-back trip from the vehicle base that
+    makes it cheapest and the plan's cost is its travel plus the penalty per unserved request,
+    both at undisrupted travel times; 0 for an infeasible plan or one that serves nobody; see
+    :mod:`crab_gym.envs.realm.ridesharing.coordination`), ``cost``, ``reference_cost``,
+    ``travel_minutes``, ``served``, ``requests``, ``unserved_penalty``, ``violations``. Every
+    step's ``info`` also has ``clock`` (-1 after the end) and ``events`` (what happened, in
+    words).
 
     The reference (:attr:`reference`, a :class:`~crab_gym.envs.realm.common.references.Reference`
     whose ``plan`` is the ``submit_plan`` arguments) is the OR-Tools RoutingModel oracle's:
@@ -174,6 +180,8 @@ class RideSharingEnv(RealmEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Each vehicle is an agent (``crab_gym.parallel_env``): it dispatches or parks when free.
+    agent_arguments = ("vehicle",)
     #: Prefix of generated instance names.
     problem = "p3"
     #: What ``generator`` accepts, and how it draws.
@@ -481,12 +489,11 @@ class RideSharingEnv(RealmEnv):
         sim, inst = self.sim, self.instance
         reference = self.reference.value
         declared = 3 * sim.R + sim.V
-        delivering = {sim.assigned[r] for r in range(sim.R) if sim.status[r] == DELIVERED}
         return {
             "planning_quality": sim.served() / sim.R,
             "optimality": self._optimality(),
             "constraint_satisfaction": 1.0 - len(sim.broken) / declared,
-            "coordination": len(delivering) / sim.V,
+            "coordination": ride_coordination(inst, sim.assignments(), feasible=self._plan_feasible()).score,
             "cost": int(sim.cost()),
             "reference_cost": None if reference is None else float(reference),
             "travel_minutes": int(sim.travel_minutes()),

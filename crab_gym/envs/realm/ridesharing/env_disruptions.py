@@ -103,7 +103,8 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     when a submitted plan was under way, possibly that plan) and re-solving at each
     disruption; 1 for a feasible plan when no disruption was in force. Also
     ``adaptation_reference_cost`` and ``disruptions_applied``; ``info["solution"]`` adds the
-    ``disruptions`` applied. Every step's ``info`` also has ``disruptions`` (applied during the
+    ``disruptions`` applied. ``coordination`` is P3's, priced at undisrupted travel times (it
+    judges how the vehicles shared the work; ``adaptation`` judges the delays). Every step's ``info`` also has ``disruptions`` (applied during the
     step), ``active_disruptions`` (in force, in words), ``paused`` and ``pending_plan``.
 
     :attr:`reference` is precomputed for shipped instances facing their own schedule; for any

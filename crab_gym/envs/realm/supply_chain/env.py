@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
+from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionReport,
     checked_adaptation_reference,
@@ -28,6 +29,7 @@ from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
+from crab_gym.envs.realm.supply_chain.coordination import solo_cost
 from crab_gym.envs.realm.supply_chain.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.supply_chain.formats import FILES
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
@@ -202,9 +204,13 @@ class SupplyChainEnv(RealmEnv):
     ``disruptions`` (struck during the step), ``active_disruptions``, ``paused`` and
     ``pending_plan``. At the end ``info["metrics"]`` holds ``planning_quality`` (share of the
     demand packaged), ``optimality``, ``constraint_satisfaction`` (share of the 8 declared
-    constraints met, from the independent checker), ``coordination`` (share of the
-    components bought or held that went into GPUs: purchasing and production in step),
-    ``adaptation`` (see below), ``cost``, ``reference_cost``, ``hindsight_cost``,
+    constraints met, from the independent checker), ``coordination`` (the share of the
+    gain of keeping the flow together realised: ``(solo_cost - cost) / (solo_cost -
+    reference)`` clipped to [0, 1], 0 if infeasible, where ``solo_cost`` is the plan of batch
+    hand-offs: every component bought as early and cheaply as it comes, then each stage
+    working through the whole batch only after the previous one finished; see
+    :mod:`.coordination`), ``adaptation`` (see below), ``cost``, ``reference_cost``,
+    ``solo_cost``, ``hindsight_cost``,
     ``adaptation_reference_cost``, the cost by kind, ``delivered``, ``shortfall``,
     ``violations`` and ``disruptions_applied``; ``info["solution"]`` holds
     ``{"orders": [{"component", "supplier", "quantity", "day", "cost", "eta"}], "production":
@@ -235,6 +241,8 @@ class SupplyChainEnv(RealmEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Each supplier and each facility is an agent (``crab_gym.parallel_env``); when all pass, the day ends.
+    agent_arguments = ("supplier", "facility")
     #: The mask cache is derived from the state, not state (the contract test skips it).
     transient_attributes = (*RealmEnv.transient_attributes, "_mask_cache")
     instance_source = SOURCE
@@ -558,18 +566,18 @@ class SupplyChainEnv(RealmEnv):
         sim, inst, ref = self.sim, self.instance, self.reference
         verdict = self._check()
         cost = float(sim.cost())
-        bought = sum(comp.stock for comp in inst.components) + sum(o.quantity for o in sim.orders)
-        used = sum(comp.bom for comp in inst.components) * sim.assembled
+        solo = solo_cost(inst, sim.fired)
         adaptation, adapt_ref = self._adaptation(cost, verdict.feasible)
         return {
             "planning_quality": verdict.metrics["planning_quality"],
             "optimality": self._optimality(),
             "constraint_satisfaction": verdict.metrics["constraint_satisfaction"],
-            "coordination": used / bought if bought else 1.0,
+            "coordination": savings_share(cost, verdict.feasible, solo, ref.measure),
             "adaptation": adaptation,
             "cost": cost,
             "reference_cost": ref.value,
             "reference_status": ref.status,
+            "solo_cost": solo,
             "hindsight_cost": ref.extra.get("hindsight_value"),
             "adaptation_reference_cost": adapt_ref,
             "purchase": sim.purchase, "production": sim.production, "holding": sim.holding,

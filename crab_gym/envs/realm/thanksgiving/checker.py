@@ -18,9 +18,7 @@ Declared constraints (``constraint_satisfaction`` is the share that hold):
 
 ``planning_quality`` is the share of tasks and travellers whose constraint holds. ``cost`` is
 ``(ready - start_time) + DRIVE_WEIGHT x driving`` (``ready``: the last task's end).
-``coordination`` (cooks and cars as agents): the parallelism the family achieves, i.e. the
-cooking minutes per minute from the first start to the last end, divided by the most tasks
-that can run at once (``min(kitchen_capacity, members)``), at most 1; 0 when nothing is cooked.
+``coordination`` needs a baseline afternoon and the reference: :mod:`.coordination`.
 """
 
 from __future__ import annotations
@@ -140,14 +138,10 @@ def check_plan(
     ready = max((e for _, e in all_spans), default=None) if len(spans) == len(inst.tasks) else None
     cost = float("inf") if ready is None else (ready - inst.start_time) + DRIVE_WEIGHT * driving
     served = sum(cons[f"task:{t}"] for t in inst.task_ids) + sum(cons[f"fetched:{m}"] for m in inst.travellers)
-    width = min(inst.kitchen_capacity, len(inst.members))
-    window = (max(e for _, e in all_spans) - min(s for s, _ in all_spans)) if all_spans else 0
-    cooked_minutes = sum(e - s for s, e in all_spans)
     metrics = {
         "planning_quality": served / (len(inst.tasks) + len(inst.travellers)),
         "optimality": optimality_ratio(reference, cost, feasible) if ready is not None else 0.0,
         "constraint_satisfaction": sum(cons.values()) / len(cons),
-        "coordination": min(1.0, cooked_minutes / (window * width)) if window else 0.0,
     }
     return ThanksgivingCheck(feasible, cost, cons, metrics, ready=ready, driving=driving, home=home)
 

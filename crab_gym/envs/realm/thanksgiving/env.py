@@ -16,11 +16,13 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
+from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check_plan, landings_of
+from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
 from crab_gym.envs.realm.thanksgiving.formats import FILES
 from crab_gym.envs.realm.thanksgiving.generator import generate_p6
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
@@ -194,9 +196,12 @@ class ThanksgivingEnv(RealmEnv):
     `clock`, `events` (what happened during the step, in words) and `dinner_ready` besides
     the common keys. At the end, `info["metrics"]` holds `planning_quality` (share of tasks
     and travellers served within the rules), `optimality`, `constraint_satisfaction` (share of
-    the declared constraints kept, see :mod:`.checker`), `coordination` (cooking minutes per
-    minute of the cooking window over `min(kitchen_capacity, members)`), `feasible`, `cost`,
-    `ready`, `driving_minutes`, `reference`, `reference_status` and `violations`;
+    the declared constraints kept, see :mod:`.checker`), `coordination` (the share of the
+    gain of working together realised: `(solo - cost) / (solo - reference)` clipped to
+    [0, 1], 0 if infeasible, where `solo_cost` is the afternoon done one thing at a time:
+    one car fetching the travellers one per trip, one task at a time in the kitchen; see
+    :mod:`.coordination`), `solo_cost`, `feasible`, `cost`, `ready`, `driving_minutes`,
+    `reference`, `reference_status` and `violations`;
     `info["solution"]` holds `{"pickups", "cooking_schedule", "dinner_ready", "cost"}`.
 
     ## Arguments
@@ -222,6 +227,8 @@ class ThanksgivingEnv(RealmEnv):
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_check", "_mask")
     reference_lookup = staticmethod(p6_reference)
     env_name = "realm-p6"
+    #: Each car and each cook is an agent (``crab_gym.parallel_env``); when all pass, the clock moves on.
+    agent_arguments = ("car", "cook")
 
     @checked_init
     @realm_keywords
@@ -362,9 +369,12 @@ class ThanksgivingEnv(RealmEnv):
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         v, k, ref = self._verdict(), self.kitchen, self.reference
         cost = v.cost if np.isfinite(v.cost) else None
+        solo = solo_cost(self.instance, landings_of(self.instance, k.true_delays))
         metrics = {
             **v.metrics,
             "optimality": self._optimality(),
+            "coordination": savings_share(cost, v.feasible, solo, ref.measure),
+            "solo_cost": solo,
             "feasible": v.feasible,
             "cost": cost,
             "ready": None if v.ready is None else hhmm(v.ready),

@@ -136,12 +136,16 @@ class WeddingEnv(RealmEnv):
     ``pickups`` (guest, vehicle, minute) and ``errands_done`` (errand, vehicle, minute): REALM's
     shape; ``info["metrics"]``: ``planning_quality`` (share of guests and errands brought to
     the venue), ``optimality``, ``constraint_satisfaction`` (share of the declared constraints
-    met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (share of the gain of
-    working together over the vehicles acting alone that the plan achieves:
-    ``(solo - cost) / (solo - reference)`` clipped to [0, 1]; 1 when there is nothing to gain,
-    0 when infeasible), ``cost``, ``reference_cost``, ``solo_cost``, ``travel_minutes``,
-    ``served``, ``items``, ``violations``. Every step's ``info`` has ``clock`` (-1 after the
-    end) and ``events``.
+    met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (the share of the
+    no-coordination baseline's cost that the plan saves: ``max(0, 1 - cost / baseline)``,
+    where the baseline drives every vehicle straight to the venue and fetches every guest and
+    errand by a dedicated out-and-back trip from the venue, and the plan's cost is its driving
+    plus the penalty per item never visited, both at undisrupted travel times; 0 when
+    infeasible; see :mod:`crab_gym.envs.realm.wedding.coordination`), ``cost``,
+    ``reference_cost``, ``solo_cost`` (the routing oracle's plan of one vehicle doing
+    everything: the reference record's ``solo_value``), ``travel_minutes``, ``served``,
+    ``items``, ``violations``. Every step's ``info`` has ``clock`` (-1 after the end) and
+    ``events``.
 
     ## Arguments
 
@@ -159,6 +163,8 @@ class WeddingEnv(RealmEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: Each vehicle is an agent (``crab_gym.parallel_env``): it drives, waits or finishes when free.
+    agent_arguments = ("vehicle",)
     problem = "p5"
     generator_kind = GENERATOR
     reference_lookup = staticmethod(p5_reference)
@@ -459,22 +465,12 @@ class WeddingEnv(RealmEnv):
         v = self.verdict()
         return {"routes": self.sim.routes(), "pickups": list(v.pickups), "errands_done": list(v.errands_done)}
 
-    def _coordination(self, cost: float, feasible: bool) -> float:
-        ref = self.reference
-        solo = ref.extra.get("solo_value")
-        if not feasible:
-            return 0.0
-        if solo is None or ref.value is None or solo <= ref.value:
-            return 1.0
-        return float(min(1.0, max(0.0, (solo - cost) / (solo - ref.value))))
-
     def _metrics(self) -> dict[str, Any]:
         v = self.verdict()
         reference = self.reference.value
         return {
             **v.metrics,
             "optimality": self._optimality(),
-            "coordination": self._coordination(v.cost, v.feasible),
             "cost": int(v.cost),
             "reference_cost": None if reference is None else float(reference),
             "solo_cost": self.reference.extra.get("solo_value"),

@@ -83,7 +83,7 @@ class WeddingDisruptionEnv(WeddingEnv):
     when no disruption struck), ``adaptation_reference_cost`` and ``disruptions_applied``;
     ``info["solution"]`` adds the ``disruptions`` applied. Every step's ``info`` also has
     ``disruptions`` (applied during the step), ``active_disruptions``, ``paused`` and
-    ``pending_plan``. ``coordination`` uses the P5 solo baseline of the undisrupted day.
+    ``pending_plan``. ``coordination`` is P5's, priced at undisrupted travel times.
 
     ## Arguments
 
