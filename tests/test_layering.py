@@ -7,6 +7,8 @@ function-level imports included).
     envs.realm.<family>        those, and itself -- never another family or a higher layer
     envs.desktop               core, envs.base, envs.canvas, itself
     wrappers                   core, envs.base, envs.realm.common (protocols), itself
+    multiagent                 core, envs.base, envs.realm.common (protocols), itself
+                               (its testing module: also envs.testing and the id registry)
     baselines                  may import families, wrappers and the id registry
     datasets, cli              on top
 
@@ -59,9 +61,13 @@ def _allowed(module: str) -> tuple[str, ...] | None:
         return ("crab_gym.envs.registration",)
     if module.startswith("crab_gym.wrappers"):
         return (*COMMON, "crab_gym.wrappers", "crab_gym._optional")
+    if module == "crab_gym.multiagent.testing":
+        return (*COMMON, "crab_gym.multiagent", "crab_gym.envs.testing", "crab_gym.envs.registration")
+    if module.startswith("crab_gym.multiagent"):
+        return (*COMMON, "crab_gym.multiagent")
     if module.startswith("crab_gym.baselines"):
         return (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration",
-                "crab_gym.wrappers", "crab_gym.baselines", "crab_gym._optional")
+                "crab_gym.wrappers", "crab_gym.multiagent", "crab_gym.baselines", "crab_gym._optional")
     return None  # datasets, cli: the top
 
 

@@ -1,15 +1,20 @@
 """Registration of the suite's env ids with Gymnasium (string entry points: lazy imports).
 
 ``import crab_gym`` registers every id; ``gym.make("crab_gym:Realm-P11-v0")`` imports the
-package first, so it works without an explicit import.
+package first, so it works without an explicit import. :func:`parallel_env` gives the
+PettingZoo view of a multi-agent id (the ``multiagent`` extra), loaded the same lazy way.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
+#: The PettingZoo view of every multi-agent REALM id.
+PARALLEL_ENTRY_POINT = "crab_gym.multiagent.parallel:RealmParallelEnv"
 
 
 @dataclass(frozen=True)
@@ -23,20 +28,22 @@ class EnvSpecEntry:
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: A native vector env (``gym.make_vec(id, num_envs=N)`` uses it), or None.
     vector_entry_point: str | None = None
+    #: The PettingZoo ``ParallelEnv`` of a multi-agent problem (:func:`parallel_env`), or None.
+    parallel_entry_point: str | None = None
 
 
 #: Every env id crab_gym provides.
 ENV_SPECS: tuple[EnvSpecEntry, ...] = (
     EnvSpecEntry("Realm-P1-v0", "crab_gym.envs.realm.campus_tour.env:CampusTourEnv"),
-    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv"),
-    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv"),
-    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv"),
-    EnvSpecEntry("Realm-P5-v0", "crab_gym.envs.realm.wedding.env:WeddingEnv"),
-    EnvSpecEntry("Realm-P8-v0", "crab_gym.envs.realm.wedding.env_disruptions:WeddingDisruptionEnv"),
-    EnvSpecEntry("Realm-P6-v0", "crab_gym.envs.realm.thanksgiving.env:ThanksgivingEnv"),
-    EnvSpecEntry("Realm-P7-v0", "crab_gym.envs.realm.disaster_relief.env:DisasterReliefEnv"),
-    EnvSpecEntry("Realm-P9-v0", "crab_gym.envs.realm.thanksgiving.env_delays:ThanksgivingDelaysEnv"),
-    EnvSpecEntry("Realm-P10-v0", "crab_gym.envs.realm.supply_chain.env:SupplyChainEnv"),
+    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P5-v0", "crab_gym.envs.realm.wedding.env:WeddingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P8-v0", "crab_gym.envs.realm.wedding.env_disruptions:WeddingDisruptionEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P6-v0", "crab_gym.envs.realm.thanksgiving.env:ThanksgivingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P7-v0", "crab_gym.envs.realm.disaster_relief.env:DisasterReliefEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P9-v0", "crab_gym.envs.realm.thanksgiving.env_delays:ThanksgivingDelaysEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
+    EnvSpecEntry("Realm-P10-v0", "crab_gym.envs.realm.supply_chain.env:SupplyChainEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
     EnvSpecEntry(
         "Realm-P11-v0",
         "crab_gym.envs.realm.jobshop.env:JobShopEnv",
@@ -75,3 +82,29 @@ def realm_ids() -> list[str]:
     """The REALM-Bench ids (``Realm-P1-v0`` ...), in problem order."""
     ids = [spec.id for spec in ENV_SPECS if spec.id.startswith("Realm-P")]
     return sorted(ids, key=lambda i: int(i.split("-")[1][1:]))
+
+
+def multiagent_ids() -> list[str]:
+    """The multi-agent REALM ids (those :func:`parallel_env` accepts), in problem order."""
+    multi = {spec.id for spec in ENV_SPECS if spec.parallel_entry_point}
+    return [i for i in realm_ids() if i in multi]
+
+
+def parallel_env(env_id: str, **kwargs: Any) -> Any:
+    """A PettingZoo ``ParallelEnv`` for a multi-agent REALM id: one agent per actor (vehicle,
+    guide, cook...), joint steps over the single-agent env's own rules. ``kwargs`` go to the
+    env (``instance=``, ``render_mode=``...), except ``max_cycles`` (a joint-step limit).
+    Needs the ``multiagent`` extra (``pip install "crab_gym[multiagent]"``)."""
+    entry = {spec.id: spec for spec in ENV_SPECS}.get(env_id)
+    if entry is None or entry.parallel_entry_point is None:
+        raise ValueError(f"{env_id!r} has no multi-agent view; multi-agent ids: {', '.join(multiagent_ids())}")
+    module_name, _, attr = entry.parallel_entry_point.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != "pettingzoo":
+            raise
+        raise ModuleNotFoundError(
+            'crab_gym.parallel_env needs PettingZoo: pip install "crab_gym[multiagent]"', name="pettingzoo"
+        ) from exc
+    return getattr(module, attr)(env_id, **kwargs)

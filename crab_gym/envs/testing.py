@@ -170,7 +170,7 @@ def _label(x: Any) -> str:
     return x[0] if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) else ""
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
     """Deep equality for observations and infos (numpy-aware, NaN equals NaN)."""
     return _freeze(a, 0, set()) == _freeze(b, 0, set())
 
@@ -415,7 +415,7 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
         if not valid:
             if not info.get("error"):
                 report.fail(f"an invalid {kind} action gave no reason in info['error']: {_short(action)}")
-            if static_obs and not _same(obs, before_obs):
+            if static_obs and not same(obs, before_obs):
                 report.fail(f"an invalid {kind} action changed the observation: {_short(action)}")
             after_state = state_snapshot(env)
             if after_state != before_state:

@@ -1,0 +1,136 @@
+"""The PettingZoo view of every multi-agent REALM id: PettingZoo's own API and seed tests, the
+joint-action contract fuzz, and the joint-step rules (conflicts, passing, invalid choices)."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import crab_gym
+from crab_gym.multiagent import INFO_KEYS, NOOP, RealmParallelEnv, aec_env
+from crab_gym.multiagent.testing import check_joint_contract
+
+pettingzoo_test = pytest.importorskip("pettingzoo.test")  # (the conftest skips the folder without it)
+
+MULTI = crab_gym.multiagent_ids()
+
+
+def test_the_multi_agent_ids_are_the_problems_with_several_actors() -> None:
+    assert MULTI == [f"Realm-P{k}-v0" for k in (2, 3, 4, 5, 6, 7, 8, 9, 10)]
+    for single in ("Realm-P1-v0", "Realm-P11-v0", "CrabDesktop-v0", "Realm-P99-v0"):
+        with pytest.raises(ValueError, match="no multi-agent view; multi-agent ids: Realm-P2-v0"):
+            crab_gym.parallel_env(single)
+
+
+@pytest.mark.parametrize("env_id", MULTI)
+def test_pettingzoo_parallel_api_and_seed_tests(env_id: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo reports API slips as warnings
+        pettingzoo_test.parallel_api_test(crab_gym.parallel_env(env_id), num_cycles=300)
+    pettingzoo_test.parallel_seed_test(lambda: crab_gym.parallel_env(env_id), num_cycles=200)
+
+
+@pytest.mark.parametrize("env_id", ["Realm-P3-v0", "Realm-P6-v0"])
+def test_the_aec_form_passes_pettingzoo_api_test(env_id: str) -> None:
+    pettingzoo_test.api_test(aec_env(env_id), num_cycles=200)
+
+
+@pytest.mark.parametrize("env_id", MULTI)
+def test_joint_action_contract(env_id: str) -> None:
+    report = check_joint_contract(env_id, steps=120, seed=3)
+    report.raise_if_failed()
+    assert report.moves_carried_out > 50 and report.invalid_tried > 5 and report.out_of_space_tried > 5
+
+
+def test_agents_are_the_actors_with_their_own_moves() -> None:
+    env = crab_gym.parallel_env("Realm-P6-v0")
+    assert env.possible_agents == ["car1", "car2", "mom", "dad", "sister"]
+    names = {a: {c["name"] for c in env.choices(a)[1:]} for a in env.possible_agents}
+    assert names["car1"] == {"send_car"} and names["mom"] == {"start_task"}
+    assert all(c["arguments"]["cook"] == "mom" for c in env.choices("mom")[1:])
+    obs, infos = env.reset(seed=0)
+    assert [obs[a]["agent_id"] for a in env.agents] == [0, 1, 2, 3, 4]
+    assert all(obs[a]["action_mask"][NOOP] == 1 for a in env.agents)
+    assert all(tuple(infos[a]) == INFO_KEYS for a in env.agents)
+    assert env.state_space.contains(env.state())
+
+
+def test_two_vehicles_claiming_one_passenger_the_first_in_agent_order_wins() -> None:
+    env = RealmParallelEnv("Realm-P3-v0", instance="p3_small_01")
+    obs, _ = env.reset(seed=0)
+    pick = {a: [k for k, c in enumerate(env.choices(a)) if c and c["arguments"].get("stop") == "pickup:p1"][0]
+            for a in ("v1", "v2")}
+    assert obs["v1"]["action_mask"][pick["v1"]] and obs["v2"]["action_mask"][pick["v2"]]
+    penalty = env.env.invalid_action_penalty
+    obs, rewards, terms, truncs, infos = env.step({"v1": pick["v1"], "v2": pick["v2"]})
+    assert infos["v1"]["valid"] and not infos["v1"]["conflict"]
+    assert not infos["v2"]["valid"] and infos["v2"]["conflict"]
+    assert infos["v2"]["reason"].startswith("conflict lost to v1")
+    assert obs["v1"]["request_vehicle"][0] == 1  # p1 rides with v1
+    assert rewards["v1"] == rewards["v2"] == pytest.approx(infos["v1"]["reward_share"] - penalty)
+    assert infos["v2"]["reward_share"] == -penalty
+    assert env.last_joint_moves == [{"name": "dispatch", "arguments": {"vehicle": "v1", "stop": "pickup:p1"}}]
+
+
+def test_when_every_vehicle_passes_nothing_happens() -> None:
+    env = RealmParallelEnv("Realm-P3-v0")
+    obs, _ = env.reset(seed=0)
+    after, rewards, terms, truncs, infos = env.step({a: NOOP for a in env.agents})
+    assert rewards == {"v1": 0.0, "v2": 0.0} and not any(terms.values()) and not any(truncs.values())
+    assert all(np.array_equal(after["v1"][k], obs["v1"][k]) for k in obs["v1"])
+    assert env.last_joint_moves == []
+
+
+def test_when_every_cook_and_car_passes_the_clock_moves_on() -> None:
+    env = RealmParallelEnv("Realm-P6-v0")
+    obs, _ = env.reset(seed=0)
+    _, _, _, _, infos = env.step({})  # an agent left out passes; nothing is under way yet to wait for
+    assert infos["mom"]["move"] is None and env.last_joint_moves == []
+    turkey = next(k for k, c in enumerate(env.choices("mom")) if c and c["arguments"]["task"] == "turkey")
+    obs, _, _, _, _ = env.step({"mom": turkey})
+    clock = float(obs["mom"]["clock"][0])
+    after, _, _, _, infos = env.step({})
+    assert infos["mom"]["move"] == {"joint_pass": "wait"}
+    assert env.last_joint_moves == [{"name": "wait", "arguments": {}}]
+    assert float(after["mom"]["clock"][0]) > clock
+
+
+def test_when_every_guide_passes_the_tours_so_far_are_the_plan() -> None:
+    env = RealmParallelEnv("Realm-P2-v0")
+    obs, _ = env.reset(seed=0)
+    first = int(np.flatnonzero(obs["guide1"]["action_mask"][1:])[0]) + 1
+    env.step({"guide1": first, "guide2": NOOP})
+    _, _, terms, _, infos = env.step({"guide1": NOOP, "guide2": NOOP})
+    assert all(terms.values()) and not env.agents
+    metrics = infos["guide1"]["metrics"]
+    assert metrics == infos["guide2"]["metrics"]
+    n_groups = len(env.env.instance.groups)
+    assert metrics["planning_quality"] == pytest.approx(1 / n_groups)
+    assert sum(len(tours) for tours in infos["guide2"]["solution"]["assignments"].values()) == 1
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step({})
+
+
+@pytest.mark.parametrize("bad", [10, -1, 2.0, "1", True, None, np.array([1])])
+def test_a_choice_outside_the_space_is_refused_and_the_others_still_move(bad) -> None:
+    env = RealmParallelEnv("Realm-P3-v0")
+    obs, _ = env.reset(seed=0)
+    legal = int(np.flatnonzero(obs["v2"]["action_mask"][1:])[0]) + 1
+    penalty = env.env.invalid_action_penalty
+    _, rewards, _, _, infos = env.step({"v1": bad, "v2": legal})
+    assert not infos["v1"]["valid"] and "not in v1's action space" in infos["v1"]["reason"]
+    assert infos["v2"]["valid"] and len(env.last_joint_moves) == 1
+    assert infos["v1"]["reward_share"] == -penalty
+    assert rewards["v1"] == pytest.approx(infos["v2"]["reward_share"] - penalty)
+
+
+def test_max_cycles_truncates_every_agent() -> None:
+    env = crab_gym.parallel_env("Realm-P3-v0", max_cycles=2)
+    env.reset(seed=0)
+    env.step({})
+    _, _, terms, truncs, infos = env.step({})
+    assert truncs == {"v1": True, "v2": True} and not any(terms.values()) and not env.agents
+    assert infos["v1"]["metrics"] == {}
