@@ -24,12 +24,12 @@ RUNNER_COLUMNS = (
 )
 REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
 #: Resource-usage columns (policies that report ``usage``, e.g. LLM agents), after the runner's.
-USAGE_COLUMNS = ("tokens", "requests", "latency_s")
+USAGE_COLUMNS = ("llm_tokens", "llm_requests", "llm_latency_s")
 #: Wall-clock measurements: the only values that differ between two runs of the same episodes
-#: (summary columns ``time_s`` and ``latency_s``; per episode ``wall_time_s`` and ``usage.latency_s``).
-WALL_CLOCK_FIELDS = ("time_s", "latency_s", "wall_time_s")
+#: (summary columns ``time_s`` and ``llm_latency_s``; per episode ``wall_time_s`` and ``usage.latency_s``).
+WALL_CLOCK_FIELDS = ("time_s", "llm_latency_s", "latency_s", "wall_time_s")
 #: Columns that count things: printed as integers (means with one decimal when fractional).
-COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid", "tokens", "requests")
+COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid", "llm_tokens", "llm_requests")
 
 #: What each column of the report means (the Markdown legend and the JSON ``columns``).
 LEGEND: dict[str, str] = {
@@ -45,9 +45,9 @@ LEGEND: dict[str, str] = {
     "steps": "mean number of env steps per episode",
     "invalid": "mean number of invalid (rejected) actions per episode",
     "time_s": "mean wall-clock seconds per episode (measured by the runner, never by the env)",
-    "tokens": "REALM resource usage: mean LLM tokens per episode (prompt + completion, as the server counts them)",
-    "requests": "REALM resource usage: mean chat requests per episode (retries included)",
-    "latency_s": "REALM resource usage: mean seconds per episode spent waiting on the model (wall clock)",
+    "llm_tokens": "REALM resource usage: mean LLM tokens per episode (prompt + completion, as the server counts them)",
+    "llm_requests": "REALM resource usage: mean chat requests per episode (retries included)",
+    "llm_latency_s": "REALM resource usage: mean seconds per episode spent waiting on the model (wall clock)",
     "planning_quality": "REALM: share of the problem's demands the plan serves",
     "optimality": "REALM: plan quality against the reference (oracle or best known), in [0, 1]; 0 if infeasible",
     "constraint_satisfaction": "REALM: share of the plan's constraints that hold",
@@ -68,7 +68,7 @@ def _cell(column: str, value: Any) -> str:
         return str(value).replace("|", "\\|")  # a pipe would split the table cell
     if column in COUNT_COLUMNS:
         return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
-    if column in ("time_s", "latency_s"):
+    if column in ("time_s", "llm_latency_s"):
         return f"{value:.2f}"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
@@ -122,9 +122,9 @@ class BenchmarkReport:
                 "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
             }
             if any(r.usage for r in all_rs):
-                row["tokens"] = _mean(_tokens(r.usage) for r in all_rs)
-                row["requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
-                row["latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
+                row["llm_tokens"] = _mean(_tokens(r.usage) for r in all_rs)
+                row["llm_requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
+                row["llm_latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
             for name in metric_names:
                 row[name] = _mean(float(r.metrics[name]) for r in rs if _is_number(r.metrics.get(name)))
             rows.append(row)

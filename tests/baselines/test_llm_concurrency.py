@@ -72,8 +72,8 @@ def test_workers_are_concurrent_requests_and_the_report_equals_the_serial_one(ca
     serial = json.loads((tmp_path / "serial" / "report.json").read_text())
     assert strip_wall_clock(parallel) == strip_wall_clock(serial)
     (row,) = parallel["summary"]
-    assert (row["tokens"], row["requests"]) == (69.0, 3.0) and row["latency_s"] > 0.1
-    assert "| tokens | requests | latency_s |" in (tmp_path / "parallel" / "report.md").read_text()
+    assert (row["llm_tokens"], row["llm_requests"]) == (69.0, 3.0) and row["llm_latency_s"] > 0.1
+    assert "| llm_tokens | llm_requests | llm_latency_s |" in (tmp_path / "parallel" / "report.md").read_text()
 
 
 def test_max_rps_bounds_the_request_rate(capsys, monkeypatch, tmp_path, lamps_id):
