@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from crab_gym.envs.testing import same, state_snapshot
+from crab_gym.envs.testing import ContractReport, same, state_snapshot
 from crab_gym.multiagent.binding import NOOP
 from crab_gym.multiagent.parallel import INFO_KEYS, RealmParallelEnv
 
@@ -31,33 +31,12 @@ _OUTSIDE = (-1, 1.5, "noop", True, None)
 
 
 @dataclass
-class JointContractReport:
-    """What one :func:`check_joint_contract` run did and found."""
+class JointContractReport(ContractReport):
+    """What one :func:`check_joint_contract` run did and found (``steps``: joint steps;
+    ``legal_steps``: moves carried out)."""
 
-    env_id: str
-    joint_steps: int = 0
-    episodes: int = 0
-    moves_carried_out: int = 0
     conflicts: int = 0
-    invalid_tried: int = 0
-    out_of_space_tried: int = 0
     passes: int = 0
-    failures: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def fail(self, message: str) -> None:
-        """Record a failure (the first 20 verbatim)."""
-        if len(self.failures) < 20:
-            self.failures.append(message)
-        elif len(self.failures) == 20:
-            self.failures.append("... more failures not shown")
-
-    def raise_if_failed(self) -> None:
-        if self.failures:
-            raise AssertionError(f"{self.env_id}: " + "\n  ".join(self.failures))
 
 
 def check_joint_contract(
@@ -91,11 +70,12 @@ def _play(env_id: str, kwargs: dict[str, Any], report: JointContractReport, *, s
         try:
             obs, rewards, terms, truncs, infos = env.step(actions)
         except Exception as exc:  # noqa: BLE001 - the contract is that nothing escapes
+            report.exceptions += 1
             report.fail(f"step {t}: {type(exc).__name__}: {exc}")
             obs, _ = env.reset(seed=seed + report.episodes)
             report.episodes += 1
             continue
-        report.joint_steps += 1
+        report.steps += 1
         record.append((actions, obs, rewards, terms, truncs, infos))
         _check_step(env, t, live, before, (obs, rewards, terms, truncs, infos), report)
 
@@ -141,7 +121,7 @@ def _check_step(env: RealmParallelEnv, t: int, live: list[str], before: Any, res
     if not math.isfinite(total) or abs(sum(i["reward_share"] for i in infos.values()) - total) > 1e-9:
         report.fail(f"step {t}: reward shares {[i['reward_share'] for i in infos.values()]} do not add up to {total}")
     moved = [a for a in live if infos[a]["valid"] and infos[a]["move"] is not None]
-    report.moves_carried_out += len(moved)
+    report.legal_steps += len(moved)
     report.conflicts += sum(bool(infos[a]["conflict"]) for a in live)
     report.passes += any(isinstance(infos[a]["move"], dict) and "joint_pass" in infos[a]["move"] for a in live)
     if not moved and not same(before, state_snapshot(env.env)):

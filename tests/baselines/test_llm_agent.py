@@ -27,14 +27,7 @@ SEED = 3
 FAST_RETRY = {"retry-after-ms": "10"}  # keep the client's backoff short in tests
 
 
-@pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch):
-    """No proxy may divert the loopback traffic; no stray settings leak in."""
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                "OPENAI_BASE_URL", "CRAB_GYM_LLM_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-from-env")
+pytestmark = pytest.mark.usefixtures("loopback_only")
 
 
 def unlit(seed: int = SEED) -> list[int]:

@@ -23,11 +23,7 @@ FAST_RETRY = {"retry-after-ms": "10"}
 
 
 @pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+def _scripted_model(loopback_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CRAB_GYM_LLM_MODEL", "scripted-model")
 
 

@@ -42,7 +42,7 @@ def test_the_aec_form_passes_pettingzoo_api_test(env_id: str) -> None:
 def test_joint_action_contract(env_id: str) -> None:
     report = check_joint_contract(env_id, steps=120, seed=3)
     report.raise_if_failed()
-    assert report.moves_carried_out > 50 and report.invalid_tried > 5 and report.out_of_space_tried > 5
+    assert report.legal_steps > 50 and report.invalid_tried > 5 and report.out_of_space_tried > 5
 
 
 def test_agents_are_the_actors_with_their_own_moves() -> None:
