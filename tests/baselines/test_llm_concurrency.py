@@ -78,10 +78,12 @@ def test_max_rps_bounds_the_request_rate(capsys, monkeypatch, tmp_path, lamps_id
         run_llm(capsys, server, lamps_id, tmp_path, "--workers", "4", "--max-rps", "20")
     times = sorted(server.request_times)
     assert len(times) == 18
-    # evenly spaced slots: n requests span at least (n - 1) / rate seconds, whatever the workers
-    assert times[-1] - times[0] >= 17 / 20 - 0.02
+    # evenly spaced slots: n requests span (n - 1) / rate seconds, whatever the workers; the
+    # server sees arrivals, which jitter around the client's slots, so the bounds leave room
+    # (unlimited, the 18 requests of 4 workers arrive within milliseconds)
+    assert times[-1] - times[0] >= 0.75 * 17 / 20
     for first, later in zip(times, times[5:]):
-        assert later - first >= 5 / 20 - 0.02
+        assert later - first >= 0.5 * 5 / 20
 
 
 def test_rate_limiter_spaces_requests_on_a_fake_clock():
