@@ -33,6 +33,12 @@ class AgentBinding:
     agents: tuple[str, ...]
     own_flat: tuple[np.ndarray, ...]
     owner: np.ndarray
+    #: per agent, the index (into ``agent_arguments``) of the argument that names it: its role
+    roles: tuple[int, ...] = ()
+    #: per agent, its row among the agents of its role, in the order the env's actions list
+    #: them -- the instance's order, which is also the row of its state in the observation's
+    #: arrays of that role (``v2`` -> row 1 of ``vehicle_*``; ``mom`` -> row 0 of ``member_*``)
+    rows: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, env: Any) -> AgentBinding:
@@ -42,19 +48,24 @@ class AgentBinding:
             raise ValueError(f"{type(env).__name__} is a single-agent problem (it names no agent_arguments)")
         codec = env.codec
         names: list[str] = []
+        role_of: dict[str, int] = {}
         owner_names: list[str | None] = []
         for index in range(codec.n_flat):
             call_args = codec.flat_to_call(index)["arguments"]
-            name = next((str(call_args[a]) for a in arguments if a in call_args), None)
+            role = next((r for r, a in enumerate(arguments) if a in call_args), None)
+            name = None if role is None else str(call_args[arguments[role]])
             if name is not None and name not in names:
                 names.append(name)
+                role_of[name] = role
             owner_names.append(name)
         if not names:
             raise ValueError(f"{type(env).__name__}: no flat action has an argument among {arguments}")
         position = {n: k for k, n in enumerate(names)}
         owner = np.array([-1 if n is None else position[n] for n in owner_names], dtype=np.int64)
         own_flat = tuple(np.flatnonzero(owner == k) for k in range(len(names)))
-        return cls(tuple(names), own_flat, owner)
+        roles = tuple(role_of[n] for n in names)
+        rows = tuple(sum(1 for m in names[:k] if role_of[m] == roles[k]) for k in range(len(names)))
+        return cls(tuple(names), own_flat, owner, roles, rows)
 
     def n_choices(self, agent: int) -> int:
         """How many local choices agent ``agent`` has (``noop`` included)."""

@@ -25,8 +25,10 @@ solution are the single env's own. What this module adds is the split of moves a
    ``max_cycles`` (None: no limit) truncates after that many joint steps.
 
 Observations are full (REALM's agents share one world): each agent sees the single env's
-observation without its flat mask, plus ``agent_id`` (its index) and ``action_mask`` over its own
-local choices.
+observation without its flat mask, plus who it is -- ``agent_id`` (its index in
+``possible_agents``), ``agent_role`` (which of the env's ``agent_arguments`` names it: car or
+cook) and ``agent_row`` (its own row in the arrays of that role: its own state) -- and
+``action_mask`` over its own local choices.
 """
 
 from __future__ import annotations
@@ -91,9 +93,17 @@ class RealmParallelEnv(ParallelEnv):
             {
                 **self._state_spaces,
                 "agent_id": gym.spaces.Discrete(len(self.possible_agents)),
+                "agent_role": gym.spaces.Discrete(len(self.env.agent_arguments)),
+                "agent_row": gym.spaces.Discrete(max(self.binding.rows) + 1),
                 "action_mask": gym.spaces.MultiBinary(int(self.binding.n_choices(k))),
             }
         )
+
+    def role(self, agent: str) -> tuple[str, int]:
+        """``(role, row)``: the action argument that names ``agent`` (``"vehicle"``, ``"cook"``)
+        and its row in the observation's arrays of that role (``("cook", 0)`` for ``mom``)."""
+        k = self._index[agent]
+        return self.env.agent_arguments[self.binding.roles[k]], self.binding.rows[k]
 
     @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> gym.spaces.Discrete:
@@ -222,6 +232,8 @@ class RealmParallelEnv(ParallelEnv):
             out[agent] = {
                 **{key: np.array(value, copy=True) for key, value in shared.items()},
                 "agent_id": k,
+                "agent_role": self.binding.roles[k],
+                "agent_row": self.binding.rows[k],
                 "action_mask": self.binding.local_mask(k, flat_mask),
             }
         return out

@@ -134,3 +134,53 @@ def test_max_cycles_truncates_every_agent() -> None:
     _, _, terms, truncs, infos = env.step({})
     assert truncs == {"v1": True, "v2": True} and not any(terms.values()) and not env.agents
     assert infos["v1"]["metrics"] == {}
+
+
+#: Per multi-agent id and role, the observation arrays whose rows hold each actor's own state.
+ROLE_STATE = {
+    "Realm-P2-v0": {"guide": ("guide_load",)},
+    "Realm-P3-v0": {"vehicle": ("vehicle_free_at", "vehicle_location", "vehicle_load", "vehicle_parked")},
+    "Realm-P4-v0": {"vehicle": ("vehicle_free_at", "vehicle_location", "vehicle_load", "vehicle_parked")},
+    "Realm-P5-v0": {"vehicle": ("vehicle_free_at", "vehicle_place", "vehicle_load", "vehicle_finished")},
+    "Realm-P6-v0": {"car": ("car_free_at", "car_at_airport"), "cook": ("member_busy_until",)},
+    "Realm-P7-v0": {"vehicle": ("vehicle_free_at", "vehicle_retired")},
+    "Realm-P8-v0": {"vehicle": ("vehicle_free_at", "vehicle_place", "vehicle_load", "vehicle_finished")},
+    "Realm-P9-v0": {"car": ("car_free_at", "car_at_airport"), "cook": ("member_busy_until",)},
+    "Realm-P10-v0": {"supplier": ("supplier_left",), "facility": ("facility_left", "made_today")},
+}
+
+
+def test_role_state_covers_every_multi_agent_id() -> None:
+    assert sorted(ROLE_STATE) == sorted(MULTI)
+
+
+@pytest.mark.parametrize("env_id", MULTI)
+def test_an_agent_s_row_is_its_own_state(env_id: str) -> None:
+    """An agent moving alone changes its own row (``agent_row``) of its role's arrays."""
+    env = crab_gym.parallel_env(env_id)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    tested: set[str] = set()
+    for _ in range(300):
+        if not env.agents:
+            obs, _ = env.reset(seed=len(tested))
+        ready = [a for a in env.agents if a not in tested and obs[a]["action_mask"][1:].any()]
+        if not ready:  # let the others play on until an untested agent can move
+            obs, *_ = env.step({a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents})
+            continue
+        agent = ready[0]
+        role, row = env.role(agent)
+        assert (obs[agent]["agent_role"], obs[agent]["agent_row"]) == (env.env.agent_arguments.index(role), row)
+        before = {key: np.array(obs[agent][key]) for key in ROLE_STATE[env_id][role]}
+        move = int(np.flatnonzero(obs[agent]["action_mask"][1:])[0]) + 1
+        obs, _, _, _, infos = env.step({agent: move})
+        assert infos[agent]["valid"], infos[agent]["reason"]
+        after = obs[agent] if agent in obs else env.state()
+        changed = {r for key in before for r in range(len(before[key]))
+                   if not np.array_equal(before[key][r], after[key][r])}
+        assert row in changed, f"{agent}'s move changed rows {sorted(changed)} of {list(before)}, not its row {row}"
+        tested.add(agent)
+        if tested == set(env.possible_agents):
+            break
+    roles = {env.role(a)[0] for a in tested}
+    assert roles == set(ROLE_STATE[env_id]), f"untested roles: {set(ROLE_STATE[env_id]) - roles}"
