@@ -22,13 +22,13 @@ Then, on the same instances and in the same run, it measures the mean optimality
 An episode that ends without a complete plan (truncated after ``--max-cycles`` joint steps)
 scores optimality 0. Timesteps count agent steps (one joint step of a copy = 2 of them).
 
-Measured here (seed 0, 300 000 agent steps, torch 2.13 CPU, 1 thread, 2 shared cores; training
-225 s, the whole run 3 min 56 s), the policy trained and evaluated on the same 8 instances:
+Measured here (seed 0, 300 000 agent steps, torch 2.13 CPU, 1 thread, an idle 2-core machine;
+training 254 s, the whole run about 4.5 min), the policy trained and evaluated on the same 8 instances:
 
 ===================================================  ===============
 policy                                               mean optimality
 ===================================================  ===============
-MaskablePPO, shared over vehicles (deterministic)    0.974
+MaskablePPO, shared over vehicles (deterministic)    0.972
 ridesharing_greedy (single env)                      0.795
 random masked, per vehicle (10 episodes/instance)    0.140
 random, registered single-env policy                 0.082
