@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
+from crab_gym.envs.realm.common.env import clock
+
 
 class InvalidDisruptionError(ValueError):
     """A disruption that cannot apply to an instance (unknown type, road or place; bad numbers)."""
@@ -97,6 +99,23 @@ def disruption_report(applied: bool, clock: int, message: str, disruption: dict[
     ``applied`` now, else scheduled for when the clock reaches its start."""
     return {"applied": applied, "scheduled": not applied, "clock": int(clock), "message": message,
             "disruption": disruption}
+
+
+def inject_and_report(env: Any, disruption: Any, now: int, payload: dict[str, Any],
+                      events: list[str]) -> DisruptionReport:
+    """Hand an accepted disruption to ``env.sim`` and settle the env (``env._settle()``): it is
+    applied now if the clock has reached its start, else scheduled (a note joins ``events``,
+    the step's event lines). The report of :meth:`DisruptiveEnv.apply_disruption`."""
+    before = len(env.sim.applied)
+    env.sim.inject(disruption)
+    env._settle()
+    applied = len(env.sim.applied) > before
+    what = disruption.describe()
+    message = (f"applied at {clock(now)}: {what}" if applied
+               else f"scheduled: {what} (applies when the clock reaches {clock(disruption.start)})")
+    if not applied:
+        events.append(message)
+    return disruption_report(applied, now, message, payload)
 
 
 def episode_over_report() -> DisruptionReport:

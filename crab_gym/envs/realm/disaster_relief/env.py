@@ -19,8 +19,8 @@ from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionReport,
     checked_adaptation_reference,
-    disruption_report,
     episode_over_report,
+    inject_and_report,
 )
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.env import clock as hhmm
@@ -550,15 +550,7 @@ class DisasterReliefEnv(RealmEnv):
         d = on_grid(d, self.instance, now)
         self._injected.append(d)
         self._forget_reference()
-        before = len(self.sim.applied)
-        self.sim.inject(d)
-        self._settle()
-        applied = len(self.sim.applied) > before
-        msg = (f"applied at {hhmm(now)}: {d.describe()}" if applied
-               else f"scheduled: {d.describe()} (applies when the clock reaches {hhmm(d.start)})")
-        if not applied:
-            self._events.append(msg)
-        return disruption_report(applied, now, msg, disruption_to_json(d))
+        return inject_and_report(self, d, now, disruption_to_json(d), self._events)
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: the regions (``locations``), no routes, and the

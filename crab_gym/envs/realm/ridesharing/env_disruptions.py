@@ -18,8 +18,8 @@ import numpy as np
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionReport,
     checked_adaptation_reference,
-    disruption_report,
     episode_over_report,
+    inject_and_report,
 )
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
@@ -196,18 +196,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         if self._snapshot is not None:
             self._injected_after_snapshot.append(d)
         self._forget_reference()  # the reference faces the episode's disruptions
-        before = len(self.sim.applied)
-        self.sim.inject(d)
-        self._settle()
-        applied = len(self.sim.applied) > before
-        msg = (
-            f"applied at {hhmm(clock)}: {d.describe()}"
-            if applied
-            else f"scheduled: {d.describe()} (applies when the clock reaches {hhmm(d.start)})"
-        )
-        if not applied:
-            self._events.append(msg)
-        return disruption_report(applied, clock, msg, disruption_to_json(d))
+        return inject_and_report(self, d, clock, disruption_to_json(d), self._events)
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike here: ``routes`` ("a-b", one per road), ``locations``,

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.network import active_at
 
@@ -376,11 +377,6 @@ class RideSim:
             ]
             for k, veh in enumerate(self.vehicles)
         }
-
-
-def hhmm(minutes: int) -> str:
-    """Minutes from midnight as ``HH:MM`` (for messages)."""
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def plan_codes(instance: P3Instance, assignments: Mapping[str, Sequence[str]]) -> dict[int, list[int]]:

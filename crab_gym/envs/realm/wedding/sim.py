@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.wedding.checker import WeddingCheck, check_plan
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 
@@ -60,11 +61,6 @@ class VehicleState:
     @property
     def empty(self) -> bool:
         return not self.guests and not self.goods
-
-
-def hhmm(minutes: int) -> str:
-    """Minutes from midnight as ``HH:MM`` (for messages)."""
-    return f"{int(minutes) // 60:02d}:{int(minutes) % 60:02d}"
 
 
 class WeddingSim:
