@@ -115,6 +115,33 @@ def optimality_ratio(reference: float | None, cost: float | None, feasible: bool
     return max(0.0, min(1.0, float(reference) / float(cost)))
 
 
+def normalised_optimality(best: float | None, cost: float | None, feasible: bool, baseline: float) -> float:
+    """``(baseline - cost) / (baseline - best)`` clipped to [0, 1]: the share of the avoidable
+    cost (from a trivial ``baseline`` plan, e.g. doing nothing, down to the ``best`` known
+    plan) that the plan avoids. 0 for an infeasible plan and for the baseline itself, 1 at (or
+    below) the best known cost, linear in between, so a cheaper plan never scores lower.
+
+    For problems whose objective has a large part no plan avoids (unavoidable shortfall,
+    cooking time), where ``best / cost`` would give doing nothing a high score. With nothing
+    avoidable (``baseline <= best``) a feasible plan scores 1 if it costs no more than
+    ``best``, else 0; without a ``best``, 1 if it costs less than the baseline, else 0."""
+    if not feasible or cost is None or not math.isfinite(cost):
+        return 0.0
+    if best is None:
+        return 1.0 if cost < baseline else 0.0
+    gain = float(baseline) - float(best)
+    if gain <= 0:
+        return 1.0 if cost <= best else 0.0
+    return max(0.0, min(1.0, (float(baseline) - float(cost)) / gain))
+
+
+#: How an env reports a metric that does not apply to an episode (adaptation when no
+#: disruption struck before it ended; coordination of a single actor's problem): the key
+#: stays in ``info["metrics"]`` (an env's keys are fixed) with this value, and reports show
+#: ``n/a`` and leave it out of their means. Never 1.0.
+NOT_APPLICABLE = None
+
+
 @cache
 def _shipped_records(path: str) -> dict[str, dict[str, Any]]:
     file = Path(path)
