@@ -1,6 +1,7 @@
 """P2 coordination on a hand-made instance: a fair, conflict-free plan scores 1; one guide
-doing everything, double claims, overlaps, invalid tours and an empty plan score less, with
-every value worked out by hand below."""
+doing everything scores 0 (what one actor achieves alone); double claims, overlaps and an
+empty plan score less than 1, an infeasible plan 0, with every value worked out by hand
+below (``solo = ceil(G / E) = 2`` here: four groups, two guides)."""
 
 from __future__ import annotations
 
@@ -46,13 +47,13 @@ def score(plan: dict) -> float:
 
 
 def test_fair_conflict_free_plan_scores_one():
-    # 4 clean tours, 2 + 2 within the shares 2 + 2, no conflict: 4/4 x (1 - 0/4)
+    # 4 clean tours, 2 + 2 within the shares 2 + 2, no conflict: (4 - 2)/(4 - 2) x (1 - 0/4)
     assert score(GOOD) == 1.0
 
 
-def test_one_guide_doing_everything_scores_its_fair_share():
-    # a leads 4 clean tours but only 2 fit its share; b leads none: (2 + 0)/4 x 1
-    assert score(ONE_GUIDE) == 0.5
+def test_one_guide_doing_everything_scores_zero():
+    # a leads 4 clean tours but only 2 fit its share; b leads none: balanced 2 = solo: 0
+    assert score(ONE_GUIDE) == 0.0
     assert check_p2(INSTANCE, ONE_GUIDE, None).feasible  # a feasible plan can fail coordination
 
 
@@ -63,14 +64,25 @@ def test_double_claims_and_overlaps_count_as_conflicts():
     # clean: b's g3 and g4; shares 2 and 2 (b first, it has more): balanced 2
     assert parts.clean_tours == {"a": 0, "b": 2} and parts.fair_shares == {"b": 2, "a": 2}
     assert parts.balanced == 2
-    assert parts.score == pytest.approx(2 / 4 * (1 - 3 / 5))  # 0.2
-    assert score(CONFLICTS) == pytest.approx(0.2)
+    assert parts.score == 0.0  # balanced 2 = solo: nothing gained, whatever the conflicts
+    assert score(CONFLICTS) == 0.0
 
 
-def test_an_invalid_tour_keeps_an_infeasible_plan_below_one():
-    # g1 starts 40 minutes before it arrives: 3 clean tours, all within shares, no conflict
+def test_an_infeasible_plan_scores_zero():
+    # g1 starts 40 minutes before it arrives: 3 clean tours, all within shares, no conflict;
+    # the split itself scores (3 - 2)/(4 - 2) = 0.5, but the plan is infeasible: reported 0
     assert not check_p2(INSTANCE, EARLY, None).feasible
-    assert score(EARLY) == 0.75
+    assert guide_coordination(INSTANCE, EARLY, {"g2", "g3", "g4"}).score == 0.5
+    assert score(EARLY) == 0.0
+
+
+def test_a_single_eligible_guide_has_no_coordination():
+    # b fits no group (cap 5): one guide does everything by necessity, nothing to share
+    data = INSTANCE.model_dump()
+    data["guides"][1]["max_group_size"] = 5
+    inst = P2Instance.model_validate(data)
+    plan = {"assignments": {"a": ONE_GUIDE["assignments"]["a"], "b": []}}
+    assert check_p2(inst, plan, None).metrics["coordination"] is None
 
 
 def test_an_empty_plan_scores_zero():
@@ -93,7 +105,7 @@ def test_guides_that_fit_no_group_are_not_asked_for_a_share():
     assert parts.fair_shares == {"a": 2, "b": 2} and parts.score == 1.0
 
 
-@pytest.mark.parametrize(("plan", "expected"), [(GOOD, 1.0), (ONE_GUIDE, 0.5), (EARLY, 0.75)])
+@pytest.mark.parametrize(("plan", "expected"), [(GOOD, 1.0), (ONE_GUIDE, 0.0), (EARLY, 0.0)])
 def test_the_env_reports_the_same_coordination(plan, expected):
     env = GroupToursEnv(INSTANCE, reference=0)
     env.reset(seed=0)
@@ -101,13 +113,14 @@ def test_the_env_reports_the_same_coordination(plan, expected):
     assert info["valid"] and info["metrics"]["coordination"] == expected
 
 
-def test_shipped_optima_score_three_quarters_or_more():
+def test_shipped_optima_score_half_or_more():
     # the optimum trades balance for waiting now and then, or cannot split evenly
     scores = {
         name: check_p2(inst, reference_p2(inst).plan, None).metrics["coordination"]
         for name in shipped_p2_names()
         for inst in [load_p2(name)]
     }
-    assert min(scores.values()) == 0.75 and scores["p2_small_01"] == 0.75
-    assert scores["p2_medium_01"] == pytest.approx(11 / 12)
+    # p2_small_01: 3 of 4 balanced, solo 2: (3 - 2)/(4 - 2); p2_medium_01: 11 of 12, solo 4
+    assert min(scores.values()) == 0.5 and scores["p2_small_01"] == 0.5
+    assert scores["p2_medium_01"] == pytest.approx((11 - 4) / (12 - 4))
     assert sum(s == 1.0 for s in scores.values()) == 16

@@ -25,7 +25,7 @@ from typing import Any
 
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.references import optimality_ratio
-from crab_gym.envs.realm.group_tours.coordination import guide_coordination
+from crab_gym.envs.realm.group_tours.coordination import guide_coordination, reported_coordination
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
 
@@ -93,6 +93,6 @@ def check_p2(instance: P2Instance, plan: dict, reference: float | None) -> P2Che
         "planning_quality": sum(valid_group.values()) / len(instance.groups),
         "optimality": optimality_ratio(reference, cost, feasible),
         "constraint_satisfaction": sum(constraints.values()) / len(constraints),
-        "coordination": guide_coordination(instance, plan, valid).score,
+        "coordination": reported_coordination(guide_coordination(instance, plan, valid), feasible),
     }
     return P2Check(feasible, cost, constraints, metrics, waiting=waiting, imbalance=imbalance)

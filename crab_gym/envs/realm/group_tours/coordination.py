@@ -12,10 +12,16 @@ share the tours fairly. From a plan ``{"assignments": {guide: [{"group", "start"
   others ``floor(G / E)``; the larger shares go to the guides with the most clean tours;
 * ``balanced`` counts the clean tours that fit inside their guide's fair share.
 
-``coordination = balanced / G * (1 - conflicts / listings)``, 0 for a plan with no tours.
-It is 1 exactly when every group is toured cleanly, no guide leads more than its fair share
-and nothing conflicts; a plan where one guide leads every group scores about ``1 / E``, an
-infeasible plan less than 1. Constraints can make a perfect split impossible, so an optimal
+One guide leading every group alone keeps at most ``solo = ceil(G / E)`` tours within its
+share, so the gain from working together is measured from there:
+
+``coordination = max(0, (balanced - solo) / (G - solo)) * (1 - conflicts / listings)``,
+0 for a plan with no tours. It is 1 exactly when every group is toured cleanly, no guide
+leads more than its fair share and nothing conflicts; one guide leading every group scores
+0. With a single eligible guide (or a single group) nothing can be shared: ``None``, not
+applicable. The env and the checker report 0 for an infeasible plan (the scoring contract);
+:func:`guide_coordination` itself scores any well-formed plan, so that a user can see how
+far an infeasible one got. Constraints can make a perfect split impossible, so an optimal
 plan may score below 1 (``p2_small_01``: three groups fit only ``guide1``).
 """
 
@@ -33,7 +39,7 @@ from crab_gym.envs.realm.group_tours.model import P2Instance
 class GuideCoordination:
     """The parts of the P2 coordination score, so a user can see why a plan scores what it does."""
 
-    score: float
+    score: float | None
     listings: int
     conflicts: int
     clean_tours: dict[str, int]
@@ -87,7 +93,18 @@ def guide_coordination(
     shares = fair_shares(clean, len(instance.groups))
     balanced = sum(min(clean[gid], shares[gid]) for gid in clean)
     conflicts = sum(conflict)
-    score = 0.0
-    if tours:
-        score = balanced / len(instance.groups) * (1.0 - conflicts / len(tours))
+    n_groups = len(instance.groups)
+    solo = max(shares.values(), default=n_groups)
+    score: float | None = None
+    if n_groups > solo:
+        gain = max(0.0, (balanced - solo) / (n_groups - solo))
+        score = gain * (1.0 - conflicts / len(tours)) if tours else 0.0
     return GuideCoordination(score, len(tours), conflicts, clean, shares, balanced)
+
+
+def reported_coordination(parts: GuideCoordination, feasible: bool) -> float | None:
+    """What the env and the checker report: the score, 0 for an infeasible plan, ``None``
+    where nothing can be shared."""
+    if parts.score is None:
+        return None
+    return parts.score if feasible else 0.0

@@ -21,7 +21,7 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_gra
 from crab_gym.envs.realm.common.env import clock as _clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.group_tours.coordination import guide_coordination
+from crab_gym.envs.realm.group_tours.coordination import guide_coordination, reported_coordination
 from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
@@ -329,7 +329,7 @@ class GroupToursEnv(RealmEnv):
             "planning_quality": sum(ok_groups) / s.G,
             "optimality": self._optimality(),
             "constraint_satisfaction": (sum(ok_groups) + sum(clean)) / (s.G + s.K),
-            "coordination": guide_coordination(self.instance, plan, valid).score,
+            "coordination": reported_coordination(guide_coordination(self.instance, plan, valid), s.feasible),
             "feasible": s.feasible,
             "cost": s.cost,
             "waiting_minutes": s.waiting,
