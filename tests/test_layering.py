@@ -11,6 +11,9 @@ function-level imports included).
                                (its testing module: also envs.testing and the id registry)
     baselines                  may import families, wrappers and the id registry
     datasets, cli              on top
+    envs.testing,              on top too: the contract and scoring checks drive envs with the
+      envs.scoring_check       suite's baselines and shipped instances; nothing imports them
+                               but tests and multiagent.testing
 
 A function-level import is allowed only for an optional heavy third-party package (or the
 standard library), never for crab_gym itself: it would hide a cycle.
@@ -55,8 +58,8 @@ def _allowed(module: str) -> tuple[str, ...] | None:
         return (*ENV_BASE, "crab_gym.envs.desktop", "crab_gym._optional")
     if module in ("crab_gym.envs", "crab_gym.envs.realm", "crab_gym.envs.registration", "crab_gym._optional"):
         return ()
-    if module == "crab_gym.envs.testing":
-        return (*ENV_BASE, "crab_gym.envs.registration")
+    if module in ("crab_gym.envs.testing", "crab_gym.envs.scoring_check"):
+        return None  # test harnesses: they drive envs with the baselines and shipped instances
     if module == "crab_gym":
         return ("crab_gym.envs.registration",)
     if module.startswith("crab_gym.wrappers"):

@@ -52,6 +52,9 @@ class PolicySpec:
     env_ids: tuple[str, ...] | None
     description: str
     io_bound: bool = False
+    #: The problem's greedy heuristic: the "greedy" the scoring check ranks between random
+    #: and the oracle (one per id).
+    greedy: bool = False
 
     def fits(self, env_id: str) -> bool:
         """Whether the policy can act in ``env_id`` (an id or ``module:id``)."""
@@ -88,19 +91,19 @@ def policy_specs() -> dict[str, PolicySpec]:
         PolicySpec("oracle", lambda env: OraclePolicy(env), REALM_IDS,
                    "submits the reference (OR-Tools / CP-SAT) plan: the yardstick of optimality"),
         PolicySpec("p1_insertion", lambda env: InsertionTourPolicy(env), ("Realm-P1-v0",),
-                   "plans a route by cheapest feasible insertion, then visits it stop by stop"),
+                   "plans a route by cheapest feasible insertion, then visits it stop by stop", greedy=True),
         PolicySpec("p2_earliest_start", lambda env: EarliestStartPolicy(env), ("Realm-P2-v0",),
-                   "earliest-preferred group first, to the guide who can start it soonest"),
+                   "earliest-preferred group first, to the guide who can start it soonest", greedy=True),
         PolicySpec("ridesharing_greedy", lambda env: _EnvPolicy(env, greedy_action), ("Realm-P3-v0", "Realm-P4-v0"),
-                   "each free vehicle to the legal stop it can serve soonest"),
+                   "each free vehicle to the legal stop it can serve soonest", greedy=True),
         PolicySpec("wedding_greedy", lambda env: _EnvPolicy(env, wedding_action), ("Realm-P5-v0", "Realm-P8-v0"),
-                   "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue"),
+                   "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue", greedy=True),
         PolicySpec("p10_greedy", lambda env: _EnvPolicy(env, supply_chain_action), ("Realm-P10-v0",),
-                   "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier"),
+                   "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier", greedy=True),
         PolicySpec("thanksgiving_greedy", lambda env: _EnvPolicy(env, thanksgiving_action), ("Realm-P6-v0", "Realm-P9-v0"),
-                   "fetch the earliest flights first, then cook the longest remaining chain first"),
+                   "fetch the earliest flights first, then cook the longest remaining chain first", greedy=True),
         PolicySpec("p7_greedy", lambda env: GreedyReliefPolicy(env), ("Realm-P7-v0",),
-                   "each free vehicle sends the load that earns most severity-weighted need met now"),
+                   "each free vehicle sends the load that earns most severity-weighted need met now", greedy=True),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
@@ -108,7 +111,7 @@ def policy_specs() -> dict[str, PolicySpec]:
     ]
     specs += [
         PolicySpec(name.lower(), (lambda env, rule=rule: rule), ("Realm-P11-v0",),
-                   f"{name} dispatching rule: {rule.description}")
+                   f"{name} dispatching rule: {rule.description}", greedy=name == "MWKR")
         for name, rule in RULES.items()
     ]
     return {s.name: s for s in specs}

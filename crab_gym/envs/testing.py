@@ -20,6 +20,12 @@ so that a test suite covers every env without a hand-written list::
 
 ``python -m crab_gym.envs.testing [ids...] --steps N`` runs it from the shell and prints one row
 per env (the figures of a fuzz run).
+
+:func:`check_scoring` (from :mod:`crab_gym.envs.scoring_check`) checks the scoring contract of a
+REALM id on its shipped instances -- doing nothing scores 0, better plans never score lower,
+infeasible is 0, no plan found beats the reference, do-nothing < random < greedy < oracle --
+with plans built to break each promise; ``python -m crab_gym.envs.testing --scoring [ids...]``
+prints one row per id.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ import numpy as np
 from gymnasium import spaces
 
 from crab_gym.core.spaces import short_repr
-from crab_gym.envs.registration import register_envs
+from crab_gym.envs.registration import realm_ids, register_envs
+from crab_gym.envs.scoring_check import DISCRIMINATION_ORDER, ScoringReport, check_scoring
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
@@ -472,13 +479,37 @@ def check_contract(
     return report
 
 
+def scoring_main(ids: list[str], seed: int, tries: int) -> int:
+    """``--scoring``: :func:`check_scoring` on each REALM id, a row per id, failures on stderr."""
+    ids = ids or realm_ids()
+    print("| env | instances | do-nothing | random | greedy | oracle | promises |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    failed = False
+    for env_id in ids:
+        report = check_scoring(env_id, seed=seed, search_tries=tries)
+        means = [report.mean_optimality(label) for label in DISCRIMINATION_ORDER]
+        cells = " | ".join("n/a" if m is None else f"{m:.3f}" for m in means)
+        verdict = "kept" if report.ok else f"{sum(report.kinds().values())} broken"
+        print(f"| {env_id} | {len(report.instances)} | {cells} | {verdict} |", flush=True)
+        for kind, count in report.kinds().items():
+            print(f"{env_id}: {count} x {kind}", file=sys.stderr)
+        failed |= not report.ok
+    return 1 if failed else 0
+
+
 def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m crab_gym.envs.testing``: the contract check over registered ids."""
+    """``python -m crab_gym.envs.testing``: the contract check over registered ids, or with
+    ``--scoring`` the scoring contract over the REALM ids."""
     parser = argparse.ArgumentParser(prog="python -m crab_gym.envs.testing", description=__doc__.split("\n")[0])
     parser.add_argument("ids", nargs="*", help="env ids (default: every registered crab_gym id)")
     parser.add_argument("--steps", type=int, default=2000, help="mixed steps per env (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the action draws and resets")
+    parser.add_argument("--scoring", action="store_true",
+                        help="check the scoring contract (check_scoring) on every shipped instance instead")
+    parser.add_argument("--tries", type=int, default=20, help="--scoring: local-search steps per instance (default 20)")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.scoring:
+        return scoring_main(args.ids, args.seed, args.tries)
     ids = args.ids or registered_env_ids()
     print("| env | steps | episodes | legal | invalid tried | out of space | exceptions | contract |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
