@@ -26,7 +26,7 @@ from crab_gym.envs.realm.common.disruptions import (
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
 from crab_gym.envs.realm.supply_chain.coordination import solo_cost
@@ -37,7 +37,7 @@ from crab_gym.envs.realm.supply_chain.model import MAX_DAYS, STAGES, Breakdown, 
 from crab_gym.envs.realm.supply_chain.plans import DayPlan, carry_out, check_against_known, parse_plan
 from crab_gym.envs.realm.supply_chain.references import reference_p10
 from crab_gym.envs.realm.supply_chain.render import render_image, render_text
-from crab_gym.envs.realm.supply_chain.sim import SupplySim
+from crab_gym.envs.realm.supply_chain.sim import PlanError, SupplySim
 
 DEFAULT_INSTANCE = "p10_small_00"
 
@@ -110,6 +110,18 @@ def _make_actions(inst: P10Instance, max_quantity: int) -> list[Action]:
             "production [{facility, day, quantity}]. Entries dated before today are skipped. It runs to the "
             "due day, or pauses when a disruption strikes (then submit again)."), **kept),
     ]
+
+
+def _kept_cost(state: SupplySim, plan: dict[str, Any]) -> float | None:
+    """The cost of carrying ``plan`` (``submit_plan`` arguments; ``{}``: nothing more) out
+    unchanged from ``state`` to the end, facing what strikes later; None if it breaks a
+    hard constraint on the way (a shortage may cut an order it holds)."""
+    sim = state.copy()
+    try:
+        carry_out(sim, parse_plan(sim, plan.get("orders", []), plan.get("production", [])), pause=False)
+    except PlanError:
+        return None
+    return float(sim.cost())
 
 
 def _sourced(c: int, name: str) -> Evaluator:
@@ -303,9 +315,11 @@ class SupplyChainEnv(RealmEnv):
 
     def _restart(self) -> None:
         self._injected: list[Any] = []
-        # the state when the first disruption struck, pickled: an archive no later move can
-        # change (and cheap to compare), plus the disruptions added after it
+        # the state when the first disruption struck (at the start of its day, before any
+        # decision of that day), pickled: an archive no later move can change (and cheap to
+        # compare), the plan the agent was following then, and the disruptions added after it
         self._snapshot: bytes | None = None
+        self._kept_plan: dict[str, Any] = {}
         self._injected_since_snapshot: list[Any] = []
         self._events: list[str] = []
         self._struck: list[dict[str, Any]] = []
@@ -468,7 +482,8 @@ class SupplyChainEnv(RealmEnv):
         plan, self._pending = self._pending, None
         if not isinstance(plan, DayPlan):
             raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
-        struck = carry_out(self.sim, plan)
+        struck = carry_out(self.sim, plan, on_strike=lambda _: self._take_snapshot(
+            plan.as_arguments(self.sim, self.sim.day)))
         self._note_struck(struck)
         self._paused = not self.sim.done and bool(struck) and plan.left_after(self.sim.day)
         if self._paused:
@@ -498,8 +513,15 @@ class SupplyChainEnv(RealmEnv):
             self._struck.append(disruption_to_json(d))
             self._events.append(f"disruption on day {d.start}: {d.describe()}")
             self._forget_reference()
-        if struck and self._snapshot is None:
+        if struck:
+            self._take_snapshot(self._plan_left)
+
+    def _take_snapshot(self, kept_plan: dict[str, Any]) -> None:
+        """Archive the state as the first disruption strikes (later strikes keep the first),
+        with the rest of the plan the agent was following (``{}``: none)."""
+        if self._snapshot is None:
             self._snapshot = pickle.dumps(self.sim)
+            self._kept_plan = dict(kept_plan)
 
     def _active(self) -> list[Shortage | Breakdown]:
         return [d for d in self.sim.fired if d.active(self.sim.day)]
@@ -588,22 +610,26 @@ class SupplyChainEnv(RealmEnv):
             "disruptions_applied": len(sim.fired),
         }
 
-    def _adaptation(self, cost: float, feasible: bool) -> tuple[float, float | None]:
-        """``(adaptation, its reference cost)``: the cost against the oracle taking over from
-        the state when the first disruption struck."""
+    def _adaptation(self, cost: float, feasible: bool) -> tuple[float | None, float | None]:
+        """``(adaptation, its reference cost)``: the cost against the best of the oracle
+        taking over from the state when the first disruption struck and keeping the plan
+        the agent was following then. Not applicable (None) when no disruption struck; 0
+        for an infeasible plan (no solve then)."""
         if self._snapshot is None:
-            return (1.0 if feasible else 0.0), None
+            return NOT_APPLICABLE, None
         if self.adaptation_mode == "oracle":
             value = self.reference.value
             return optimality_ratio(value, cost, feasible), value
+        if not feasible:
+            return 0.0, None
         snapshot: SupplySim = pickle.loads(self._snapshot)  # noqa: S301 - bytes this env wrote
         for d in self._injected_since_snapshot:
             snapshot.schedule_disruption(d)
-        run = oracle.adaptive(snapshot)
-        value = float(run.sim.cost())
-        allowed = max(self._allowed_shortfall(), run.sim.shortfall())
-        ok = self._check(allowed).feasible
-        return optimality_ratio(value, cost, ok), value
+        value = float(oracle.adaptive(snapshot).sim.cost())
+        kept = _kept_cost(snapshot, self._kept_plan)
+        if kept is not None:
+            value = min(value, kept)
+        return optimality_ratio(value, cost, True), value
 
     # ================================================================== rendering
     def _render_text(self) -> str:

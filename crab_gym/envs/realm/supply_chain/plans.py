@@ -9,7 +9,7 @@ then the stages make their units in stage order, then the day ends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,9 +59,12 @@ def parse_plan(sim: SupplySim, orders: list[Mapping[str, Any]], production: list
     return plan
 
 
-def carry_out(sim: SupplySim, plan: DayPlan, *, pause: bool = True) -> list[Any]:
-    """Do the plan in ``sim`` day by day to the end of the due day, or (``pause``) until a
-    disruption strikes while entries remain; returns the disruptions that struck. Raises
+def carry_out(sim: SupplySim, plan: DayPlan, *, pause: bool = True,
+              on_strike: Callable[[list[Any]], None] | None = None) -> list[Any]:
+    """Do the plan in ``sim`` day by day to the end of the plan, or (``pause``) until a
+    disruption strikes while entries remain; returns the disruptions that struck.
+    ``on_strike(struck)`` runs at the start of each day a disruption strikes, before that
+    day's entries (the state the agent faces then: the adaptation snapshot). Raises
     :class:`PlanError` naming the entry that breaks a hard constraint (``sim`` is then
     partly changed: check on a copy first)."""
     struck: list[Any] = []
@@ -81,6 +84,8 @@ def carry_out(sim: SupplySim, plan: DayPlan, *, pause: bool = True) -> list[Any]
             raise PlanError(f"{current} (day {today}): {exc}") from None
         fired = sim.next_day()
         struck.extend(fired)
+        if fired and on_strike is not None:
+            on_strike(fired)
         if pause and fired and not sim.done and plan.left_after(sim.day):
             break
     return struck

@@ -1,0 +1,74 @@
+"""Realm-P10-v0 scores a user can trust (issue 22): doing nothing scores 0, adaptation is
+measured from the state the agent faced when a disruption struck, never as 1.0 by default."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from crab_gym.envs.realm.supply_chain import oracle
+from crab_gym.envs.realm.supply_chain.env import SupplyChainEnv
+from crab_gym.envs.realm.supply_chain.generator import generate_p10
+from crab_gym.envs.realm.supply_chain.sim import SupplySim
+
+EMPTY = {"name": "submit_plan", "arguments": {"orders": [], "production": []}}
+
+
+def submit_until_done(env, call):
+    """Submit ``call`` again after every pause; the last info."""
+    while True:
+        _, _, terminated, _, info = env.step(call)
+        assert info["valid"], info["error"]
+        if terminated:
+            return info
+
+
+@pytest.mark.parametrize("name", ["p10_small_00", "p10_small_01", "p10_medium_00", "p10_large_00", "p10_large_03"])
+def test_doing_nothing_scores_zero_adaptation(name):
+    # issue 22: the empty plan scored adaptation 1.0 (the snapshot was taken after the whole plan ran)
+    env = SupplyChainEnv(name)
+    env.reset(seed=0)
+    m = submit_until_done(env, EMPTY)["metrics"]
+    assert m["adaptation"] == 0.0 and m["optimality"] == 0.0 and m["coordination"] == 0.0
+    assert m["planning_quality"] == 0.0 and not m["feasible"]
+
+
+def test_the_snapshot_is_the_state_when_the_first_disruption_struck():
+    env = SupplyChainEnv("p10_small_00")
+    env.reset(seed=0)
+    submit_until_done(env, EMPTY)
+    first = min(d.start for d in env.instance.disruptions)
+    state = pickle.loads(env._snapshot)
+    assert state.day == first and not state.done and state.fired
+
+
+def test_no_disruption_struck_means_adaptation_does_not_apply():
+    inst = generate_p10("small", 3).model_copy(update={"disruptions": []})
+    env = SupplyChainEnv(inst)
+    env.reset(seed=0)
+    m = submit_until_done(env, {"name": "submit_plan", "arguments": env.reference.plan})["metrics"]
+    assert m["optimality"] == 1.0 and m["adaptation"] is None and "adaptation" in m
+
+
+def test_the_adaptive_reference_is_never_worse_than_keeping_the_plan():
+    # a plan made with foresight of every disruption, kept unchanged after the first strikes:
+    # the re-solve from that state (which does not know the later ones) costs more, so the
+    # adaptation reference is the kept plan's cost
+    inst = generate_p10("small", 6)
+    hindsight = oracle.solve_from(SupplySim(inst, []), known=list(inst.disruptions))
+    env = SupplyChainEnv(inst)
+    env.reset(seed=0)
+    sim = SupplySim(inst)
+    plan = oracle.plan_arguments(_follow(sim, hindsight))
+    m = submit_until_done(env, {"name": "submit_plan", "arguments": plan})["metrics"]
+    resolve = oracle.adaptive(pickle.loads(env._snapshot)).sim.cost()
+    assert m["cost"] == hindsight.cost < resolve
+    assert m["adaptation_reference_cost"] == hindsight.cost and m["adaptation"] == 1.0
+
+
+def _follow(sim, sol):
+    while not sim.done:
+        oracle.carry_out_day(sim, sol.orders, sol.runs)
+        sim.next_day()
+    return sim
