@@ -1,5 +1,5 @@
 """Stored reference plans: every shipped instance has one, its makespan is checked
-independently, and OraclePolicy submits it (no solver) to score exactly 1."""
+independently, and OraclePolicy submits it (no solver) to score best known / plan makespan."""
 
 from collections import deque
 
@@ -14,7 +14,7 @@ from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts, stored_plans
+from crab_gym.envs.realm.jobshop.references import LITERATURE, reference_plan, sequence_from_starts, stored_plans
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 from .helpers import ENV_ID, check_feasible, ensure_registered
@@ -125,7 +125,7 @@ def test_plan_makespan_is_checked_three_ways_and_bounded_by_the_literature(name)
             assert plan.makespan <= inst.upper_bound
 
 
-def test_oracle_policy_scores_exactly_one_on_every_shipped_instance_without_a_solver(no_solver):
+def test_oracle_policy_scores_best_known_over_its_plan_on_every_shipped_instance_without_a_solver(no_solver):
     kinds = {}
     for name in NAMES:
         env = JobShopEnv(name)
@@ -135,31 +135,27 @@ def test_oracle_policy_scores_exactly_one_on_every_shipped_instance_without_a_so
         assert info["valid"] and terminated, (name, info["error"])
         m = info["metrics"]
         plan = reference_plan(env.instance)
-        assert m["optimality"] == 1.0, name
-        assert m["makespan"] == m["reference_makespan"] == plan.makespan, name
-        assert m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
-        assert info["completeness"] == 1.0
-        assert reward == pytest.approx(1.0)
         inst = env.instance
         best = inst.optimum if inst.optimum is not None else inst.upper_bound
+        assert m["makespan"] == plan.makespan and m["reference_makespan"] == best, name
+        assert m["optimality"] == pytest.approx(best / plan.makespan), name  # below 1 where the plan is longer
+        assert m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
+        assert info["completeness"] == 1.0
+        assert reward == pytest.approx(0.5 + 0.5 * m["optimality"])
         assert m["best_known"] == info["best_known"] == best
         assert m["gap_to_best_known"] == pytest.approx(plan.makespan / best - 1)
-        expected = (
-            "optimum" if plan.makespan == inst.optimum or plan.status == "OPTIMAL"
-            else "best_known" if plan.makespan == inst.upper_bound
-            else "plan"
-        )
+        expected = "optimum" if inst.optimum is not None or plan.status == "OPTIMAL" else "upper_bound"
         assert m["reference_kind"] == info["reference_kind"] == expected, name
         assert env.reference.plan == policy.plan_arguments(env) == {"sequence": [list(r) for r in plan.sequence]}
         kinds[expected] = kinds.get(expected, 0) + 1
     assert sum(kinds.values()) == 162
 
 
-def test_an_agent_is_scored_against_the_plan_and_compared_to_the_literature():
+def test_an_agent_is_scored_against_the_best_known_makespan():
     env = JobShopEnv("ta01")
     info = run_rule(env, RULES["MWKR"])
     m = info["metrics"]
-    ref = reference_plan(env.instance).makespan
+    ref = 1231
     assert m["makespan"] == 1562
     assert m["reference_makespan"] == ref and m["optimality"] == pytest.approx(ref / 1562)
     assert m["best_known"] == 1231 and m["best_known_kind"] == "optimum"
@@ -248,21 +244,25 @@ def test_generated_instance_keeps_a_lower_bound_reference():
     assert (ref.value, ref.extra["reference_kind"]) == (inst.trivial_lower_bound(), "lower_bound")
 
 
-def test_reference_is_the_stored_plan_as_one_record():
+def test_reference_is_the_best_known_value_with_the_stored_plan_as_one_record():
     env = JobShopEnv("ta01")
     env.reset()
     ref, plan, inst = env.reference, reference_plan(load_jssp_instance("ta01")), env.instance
     assert isinstance(ref, Reference) and ref.feasible and ref.source == "shipped"
-    assert (ref.value, ref.status, ref.bound) == (plan.makespan, plan.status, plan.solver_bound)
-    assert (ref.solver, ref.time_limit_s, ref.workers) == (plan.solver, plan.time_limit, plan.num_workers)
+    assert (ref.value, ref.status, ref.bound) == (1231, "OPTIMAL", 1231)
+    assert (ref.solver, ref.time_limit_s, ref.workers) == (LITERATURE, None, None)
     assert ref.fingerprint == inst.fingerprint()
     assert ref.extra == {
-        "reference_kind": "plan", "best_known": 1231, "best_known_kind": "optimum",
+        "reference_kind": "optimum", "best_known": 1231, "best_known_kind": "optimum",
         "literature_optimum": 1231, "literature_upper_bound": 1231, "literature_lower_bound": 1231,
+        "plan_makespan": plan.makespan, "plan_kind": plan.kind(inst), "plan_status": plan.status,
+        "plan_bound": plan.solver_bound, "plan_solver": plan.solver, "plan_time_limit_s": plan.time_limit,
+        "plan_workers": plan.num_workers, "plan_seeded_with": plan.seeded_with,
     }
-    # the plan is exactly the submit_plan arguments, and scores 1
+    # the plan is exactly the submit_plan arguments, and scores best known / its makespan
     _, reward, terminated, _, info = env.step({"name": "submit_plan", "arguments": ref.plan})
-    assert terminated and info["metrics"]["optimality"] == 1.0 and reward == pytest.approx(1.0)
+    assert terminated and info["metrics"]["optimality"] == pytest.approx(1231 / plan.makespan)
+    assert reward == pytest.approx(0.5 + 0.5 * 1231 / plan.makespan)
     assert not hasattr(env, "reference_makespan") and not hasattr(env, "reference_kind")
 
 

@@ -11,6 +11,13 @@ stopped. ``--force`` solves again; ``--only ta01 ta02`` restricts the run.
 
 Budget: ``--small-limit`` seconds (default 10) for instances of at most 300 operations, which
 mostly prove optimal within it, and ``--large-limit`` (default 15) for the rest.
+
+``--improve SECONDS`` then spends a further budget where it pays most: it solves again the
+stored plans furthest above the literature's best known makespan (largest gap first), each
+for ``--improve-limit`` seconds on one worker with CP-SAT's interleaved portfolio, seeded with
+the stored plan as a hint, until ``SECONDS`` are spent. A plan is replaced only by a shorter
+one; the record keeps the new solve's budget and status and, in ``seeded_with``, the plan it
+started from. A plain build never overwrites a seeded plan.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from crab_gym.envs.realm.jobshop.checker import plan_makespan
+from crab_gym.envs.realm.jobshop.checker import plan_makespan, plan_starts
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
 from crab_gym.envs.realm.jobshop.references import (
@@ -81,12 +88,8 @@ def build(
         inst = load_jssp_instance(name)
         limit = time_limit_for(inst.n_jobs * inst.n_ops, small_limit, large_limit)
         old = plans.get(name)
-        if (
-            not force
-            and old is not None
-            and old["fingerprint"] == inst.fingerprint()
-            and old["time_limit"] == limit
-            and old["num_workers"] == workers
+        if not force and old is not None and old["fingerprint"] == inst.fingerprint() and (
+            old.get("seeded_with") or (old["time_limit"] == limit and old["num_workers"] == workers)
         ):
             continue
         bar.set_postfix_str(f"{name} {inst.n_jobs}x{inst.n_machines} {limit:g}s")
@@ -115,6 +118,74 @@ def build(
         tqdm.write(
             f"{name}: {result.status} makespan {makespan} (bound {result.lower_bound}, "
             f"best known {best}) in {time.perf_counter() - t0:.1f} s"
+        )
+    return plans
+
+
+def gap_to_best_known(name: str, makespan: int) -> float:
+    """How far a makespan is above the literature's best known one (0 when at or below)."""
+    best = literature(load_jssp_instance(name))["best_known"]
+    return max(0.0, (makespan - best) / best)
+
+
+def improve_one(name: str, old: dict, limit: float) -> dict:
+    """One seeded single-worker solve of ``name``; the record to store (the old plan, with the
+    new bound and status, when the solve finds nothing shorter)."""
+    inst = load_jssp_instance(name)
+    previous = ReferencePlan.from_dict(old)
+    result = solve_jssp(
+        inst, time_limit=limit, num_workers=1, interleave=True,
+        hint=plan_starts(inst, previous.sequence),
+    )
+    sequence = [list(r) for r in previous.sequence]
+    makespan = previous.makespan
+    if result.starts is not None:
+        candidate = sequence_from_starts(inst, result.starts)
+        if plan_makespan(inst, candidate) < makespan:
+            sequence, makespan = candidate, plan_makespan(inst, candidate)
+    bound = max(previous.solver_bound, result.lower_bound)
+    seeded = {k: old[k] for k in ("makespan", "status", "time_limit", "num_workers", "solver")}
+    if old.get("seeded_with"):
+        seeded["seeded_with"] = old["seeded_with"]
+    plan = ReferencePlan(
+        instance=name,
+        fingerprint=inst.fingerprint(),
+        sequence=tuple(tuple(r) for r in sequence),
+        makespan=makespan,
+        status="OPTIMAL" if makespan <= bound else "FEASIBLE",
+        solver_bound=bound,
+        time_limit=limit,
+        num_workers=1,
+        solver=result.solver,
+        seeded_with=seeded,
+    )
+    return plan.to_dict()
+
+
+def improve(out: Path = OUT, *, budget: float = 1500.0, limit: float = 10.0) -> dict:
+    """Solve again, largest gap first, the stored plans above the best known makespan,
+    ``limit`` seconds each, until ``budget`` seconds of solving are spent."""
+    order = list_jssp_instances()
+    plans = _read(out)
+    todo = sorted(
+        (n for n, p in plans.items() if p["status"] != "OPTIMAL" and gap_to_best_known(n, p["makespan"]) > 0),
+        key=lambda n: -gap_to_best_known(n, plans[n]["makespan"]),
+    )
+    spent = 0.0
+    for name in todo:
+        if spent + limit > budget:
+            break
+        t0 = time.perf_counter()
+        old = plans[name]
+        plans[name] = improve_one(name, old, limit)
+        _write(out, plans, order)
+        spent += time.perf_counter() - t0
+        new = plans[name]
+        print(
+            f"{name}: {old['makespan']} -> {new['makespan']} {new['status']} (bound {new['solver_bound']}, "
+            f"gap {100 * gap_to_best_known(name, new['makespan']):.1f} %) in {time.perf_counter() - t0:.1f} s; "
+            f"{spent:.0f} s spent",
+            flush=True,
         )
     return plans
 
@@ -166,8 +237,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--force", action="store_true", help="solve instances already stored")
     parser.add_argument("--summary", action="store_true", help="print the table of docs/p11.md; solve nothing")
+    parser.add_argument("--improve", type=float, metavar="SECONDS",
+                        help="re-solve the largest gaps first, seeded, until SECONDS are spent")
+    parser.add_argument("--improve-limit", type=float, default=10.0, help="seconds per instance with --improve")
     args = parser.parse_args(argv)
     if args.summary:
+        print(summary(args.out))
+        return
+    if args.improve is not None:
+        improve(args.out, budget=args.improve, limit=args.improve_limit)
         print(summary(args.out))
         return
     t0 = time.perf_counter()

@@ -39,6 +39,17 @@ def constraint_satisfaction(instance: JSSPInstance, start: list[list[int]]) -> f
 def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> int:
     """Makespan of the plan's semi-active schedule; ``ValueError`` if it deadlocks or does not
     list every operation (each job once per operation it has on the machine)."""
+    starts = plan_starts(instance, sequence)
+    return max(
+        (starts[j][-1] + instance.durations[j][-1] for j in range(instance.n_jobs) if instance.n_ops),
+        default=0,
+    )
+
+
+def plan_starts(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Start times of the plan's semi-active schedule (``starts[j][k]``: operation k of job j),
+    each operation as early as its job and machine predecessors allow; ``ValueError`` as
+    :func:`plan_makespan`. Used to seed the solver with a stored plan."""
     n, n_ops, m = instance.n_jobs, instance.n_ops, instance.n_machines
     if len(sequence) != m:
         raise ValueError(f"{len(sequence)} machine rows for {m} machines")
@@ -50,6 +61,7 @@ def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> 
     nxt = [0] * n
     job_end = [0] * n
     mach_end = [0] * m
+    starts = [[0] * n_ops for _ in range(n)]
     placed, total = 0, n * n_ops
     while placed < total:
         before = placed
@@ -60,11 +72,11 @@ def plan_makespan(instance: JSSPInstance, sequence: Sequence[Sequence[int]]) -> 
                 k = nxt[j]
                 if k >= n_ops or instance.machines[j][k] != mc:
                     break
-                end = max(job_end[j], mach_end[mc]) + instance.durations[j][k]
-                job_end[j] = mach_end[mc] = end
+                starts[j][k] = max(job_end[j], mach_end[mc])
+                job_end[j] = mach_end[mc] = starts[j][k] + instance.durations[j][k]
                 nxt[j] += 1
                 ptr[mc] += 1
                 placed += 1
         if placed == before:
             raise ValueError("the plan deadlocks (machine orders contradict job orders)")
-    return max(job_end)
+    return starts

@@ -2,7 +2,8 @@
 
 :class:`JobShopEnv`'s docstring is the env's reference: its action and observation spaces,
 rewards, starting state, episode end, info and arguments. Its reference makespan comes from
-:mod:`crab_gym.envs.realm.jobshop.references` (stored plans of the shipped instances), the
+:mod:`crab_gym.envs.realm.jobshop.references` (best known values, and the stored plans the
+oracle submits), the
 schedule engine from :mod:`crab_gym.envs.realm.jobshop.sim` and the final constraint check
 from :mod:`crab_gym.envs.realm.jobshop.checker`.
 
@@ -138,10 +139,12 @@ class JobShopEnv(RealmEnv):
 
     The reference makespan is `env.unwrapped.reference.value` (a
     `Reference` of `crab_gym.envs.realm.common.references`): for the data of a shipped
-    instance the makespan of its stored CP-SAT plan (what `OraclePolicy` submits, so the
-    oracle scores exactly 1; `reference.plan` holds its `submit_plan` arguments), for any
-    other instance its proven optimum, else its best known upper bound, else a lower bound
-    (which understates the optimality ratio, never overstates it), or the `reference=` value.
+    instance the literature's best known makespan (its proven optimum, else its best known
+    upper bound), so 1 means a plan as short as the best known; `reference.plan` holds the
+    `submit_plan` arguments of the stored CP-SAT plan that `OraclePolicy` submits, which
+    scores `best_known / its makespan` (below 1 where it is longer). For any other instance
+    its proven optimum, else its best known upper bound, else a lower bound (which understates
+    the optimality ratio, never overstates it), or the `reference=` value.
 
     * `reward_mode="default"`: `progress_weight` (0.5) x the rise in the share of jobs
       completed at each step, plus `optimality_weight` (0.5) x the optimality ratio
@@ -169,14 +172,15 @@ class JobShopEnv(RealmEnv):
     scheduled), `optimality`, `constraint_satisfaction` (share of job-order and machine
     constraints kept, rechecked from the start times by the independent checker), plus
     `makespan`, `reference_makespan`, `reference_kind`, `gap` (to the reference),
-    `best_known`, `best_known_kind`, `literature_lower_bound` and `gap_to_best_known`.
+    `best_known`, `best_known_kind`, `literature_lower_bound` and `gap_to_best_known`
+    (`(makespan - best_known) / best_known`; equal to `gap` unless `reference=` is given).
 
     ## Info
 
     Every step: the `CrabEnv` keys plus `makespan` (so far), `lower_bound` (of the
-    makespan), `reference` (the reference makespan), `reference_kind` (for a stored plan
-    `"optimum"`, `"best_known"` or `"plan"`; else `"optimum"`, `"upper_bound"` or
-    `"lower_bound"`; `"given"` for `reference=`), `best_known` (the literature's
+    makespan), `reference` (the reference makespan), `reference_kind` (`"optimum"`,
+    `"upper_bound"` (best known, not proven optimal) or `"lower_bound"`; `"given"` for
+    `reference=`), `best_known` (the literature's
     optimum, else best known upper bound; None when unpublished) and `scheduled` (`{job,
     op, machine, start, end}` of the operation this dispatch placed, else None).
 
@@ -211,7 +215,8 @@ class JobShopEnv(RealmEnv):
     #: The operation scheduled by the last step (render highlight) and the makespan bound
     #: before it (the makespan reward): per-step scratch, not state.
     transient_attributes = (*RealmEnv.transient_attributes, "_last_op", "_lb_before")
-    #: The stored plan of a shipped instance's data, else the instance's own bounds: a
+    #: The best known makespan and stored plan of a shipped instance's data, else the
+    #: instance's own bounds: a
     #: lookup, never a solver (see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`).
     reference_lookup = staticmethod(instance_reference)
 
@@ -287,8 +292,8 @@ class JobShopEnv(RealmEnv):
 
     # ================================================================== reference and optimality
     def _reference_kind(self) -> str:
-        """What the reference makespan is (``"optimum"``, ``"best_known"``, ``"plan"``,
-        ``"upper_bound"``, ``"lower_bound"``, or ``"given"`` for ``reference=``)."""
+        """What the reference makespan is (``"optimum"``, ``"upper_bound"``,
+        ``"lower_bound"``, or ``"given"`` for ``reference=``)."""
         return self.reference.extra.get("reference_kind", "given")
 
     def _agent_cost(self) -> float | None:

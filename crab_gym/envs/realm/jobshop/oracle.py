@@ -73,18 +73,23 @@ def solve_jssp(
     num_workers: int = 2,
     cache: bool | str | Path = False,
     hint: list[list[int]] | None = None,
+    interleave: bool = False,
 ) -> OracleResult:
     """Minimise the makespan with CP-SAT within ``time_limit`` seconds on ``num_workers``.
 
     ``cache=True`` (or a folder) stores and reuses results keyed by the instance data and the
     budget; ``hint`` gives start times of a known schedule to warm-start the search.
+    ``interleave=True`` runs CP-SAT's portfolio (LNS included) interleaved in one thread
+    (``interleave_search``): on one worker it closes ta01 in about 10 s where the plain
+    sequential search stays at 1299.
     """
     if time_limit <= 0 or num_workers < 1:
         raise ValueError("time_limit must be > 0 and num_workers >= 1")
     cache_file = None
     if cache:
         folder = default_cache_dir() if cache is True else Path(cache)
-        cache_file = folder / f"{instance.fingerprint()}_t{time_limit:g}_w{num_workers}.json"
+        mode = "_i" if interleave else ""
+        cache_file = folder / f"{instance.fingerprint()}_t{time_limit:g}_w{num_workers}{mode}.json"
         if cache_file.is_file():
             try:
                 result = OracleResult.from_dict(json.loads(cache_file.read_text(encoding="utf-8")))
@@ -123,6 +128,7 @@ def solve_jssp(
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = int(num_workers)
+    solver.parameters.interleave_search = bool(interleave)
     status = solver.Solve(model)
     found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     result = OracleResult(
@@ -134,7 +140,7 @@ def solve_jssp(
         starts=tuple(tuple(int(solver.Value(s)) for s in row) for row in starts) if found else None,
         time_limit=float(time_limit),
         num_workers=int(num_workers),
-        solver=_solver_name(),
+        solver=_solver_name() + (" (interleave_search)" if interleave else ""),
     )
     if cache_file is not None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

