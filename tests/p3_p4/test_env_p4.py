@@ -159,3 +159,16 @@ def test_upstream_p4_file_runs(tmp_path):
     check_env(env.unwrapped)
     _, info = run_greedy(env, seed=0)
     assert info["metrics"]["disruptions_applied"] >= 1
+
+
+def test_doing_nothing_scores_nothing_and_adaptation_does_not_apply():
+    # the audit's case: serving nobody ended the episode before any disruption struck and
+    # reported adaptation 1.0; p4_small_03 also scored optimality 0.062 with a penalty of 1000
+    env = RideSharingDisruptionEnv("p4_small_03")
+    env.reset(seed=0)
+    *_, done, _, info = env.step({"name": "submit_plan", "arguments": {"assignments": {"v1": [], "v2": []}}})
+    m = info["metrics"]
+    assert done and m["served"] == 0 and m["disruptions_applied"] == 0
+    assert m["adaptation"] is None
+    assert m["optimality"] == pytest.approx(248 / (4 * 5000)) and m["optimality"] <= 0.05
+    assert m["planning_quality"] == 0.0 and m["coordination"] == 0.0

@@ -85,7 +85,7 @@ class RideSharingEnv(RealmEnv):
     |---|---|
     | decision | which vehicle serves which request, and the order of each vehicle's stops ``pickup:<id>`` / ``dropoff:<id>``; a request may be left unserved |
     | hard constraints | pickup by the window's close; dropoff by the request's ``latest_dropoff``; dropoff after pickup in the same vehicle; passengers on board <= capacity |
-    | objective | minimise total travel minutes + ``unserved_penalty`` (default 1000) per unserved request; waiting is free |
+    | objective | minimise total travel minutes + ``unserved_penalty`` (default 5000) per unserved request; waiting is free |
     | travel times | shortest paths over the city's roads |
 
     Time moves by events: the *clock* is the earliest minute a vehicle that has not parked is

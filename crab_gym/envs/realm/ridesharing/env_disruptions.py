@@ -24,7 +24,7 @@ from crab_gym.envs.realm.common.disruptions import (
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
@@ -101,7 +101,8 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     a constraint, else ``min(1, reference / cost)`` where the reference is the oracle taking
     over from the episode's own state at its first disruption (keeping what is done and,
     when a submitted plan was under way, possibly that plan) and re-solving at each
-    disruption; 1 for a feasible plan when no disruption was in force. Also
+    disruption; ``None`` (not applicable) when no disruption struck before the episode
+    ended. Also
     ``adaptation_reference_cost`` and ``disruptions_applied``; ``info["solution"]`` adds the
     ``disruptions`` applied. ``coordination`` is P3's, priced at undisrupted travel times (it
     judges how the vehicles shared the work; ``adaptation`` judges the delays). Every step's ``info`` also has ``disruptions`` (applied during the
@@ -287,8 +288,9 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         feasible = self._plan_feasible()
         cost = metrics["cost"]
         ref_value: float | None = None
+        adaptation: float | None
         if self._snapshot is None:
-            adaptation = 1.0 if feasible else 0.0
+            adaptation = NOT_APPLICABLE  # no disruption struck before the episode ended
         elif self.adaptation_mode == "oracle":
             ref_value = metrics["reference_cost"]
             adaptation = optimality_ratio(ref_value, cost, feasible)

@@ -63,7 +63,7 @@ Size = Literal["small", "medium", "large"]
 INSTANCE_DIRS: dict[str, Path] = {p: Path(__file__).with_name("instances") / p for p in ("p3", "p4")}
 
 #: Default minutes charged for each unserved request (more than any detour in our cities).
-DEFAULT_UNSERVED_PENALTY = 1000
+DEFAULT_UNSERVED_PENALTY = 5000
 
 
 def id_problem(value: str, *, vehicle: bool) -> str | None:
