@@ -526,7 +526,7 @@ def check_scoring(
     random_episodes: int = 2,
     search_tries: int = 20,
     seed: int = 0,
-    margin: float = 0.02,
+    margin: float = 0.01,
     make_kwargs: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ScoringReport:
