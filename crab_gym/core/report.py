@@ -49,10 +49,10 @@ LEGEND: dict[str, str] = {
     "llm_requests": "REALM resource usage: mean chat requests per episode (retries included)",
     "llm_latency_s": "REALM resource usage: mean seconds per episode spent waiting on the model (wall clock)",
     "planning_quality": "REALM: share of the problem's demands the plan serves",
-    "optimality": "REALM: plan quality against the reference (oracle or best known), in [0, 1]; 0 if infeasible",
+    "optimality": "REALM: plan quality against the best plan known, in [0, 1]; 0 if infeasible or doing nothing",
     "constraint_satisfaction": "REALM: share of the plan's constraints that hold",
-    "coordination": "REALM: multi-agent problems, what the joint plan gains from working together against a no-coordination baseline (per problem: docs/multiagent.md)",
-    "adaptation": "REALM: disruption problems, quality after disruptions against an adaptive oracle",
+    "coordination": "REALM: multi-agent problems, what the joint plan gains from working together against a no-coordination baseline (per problem: docs/multiagent.md); n/a where nothing can be shared",
+    "adaptation": "REALM: disruption problems, quality after disruptions against an adaptive oracle; n/a when no disruption struck",
 }
 
 def _mean(values: Iterable[float]) -> float | None:
