@@ -54,6 +54,8 @@ def test_upstream_file_is_read_and_every_fill_reported():
     assert inst.suppliers[1].capacity == {"gpu_chips": 200, "memory": 200, "fans": 200}
     assert [c.deadline for c in inst.components] == [6, 8, None]
     assert inst.due_day == 10 and inst.demand == 100  # two days after the latest deadline
+    assert inst.end_day == 15 and inst.lateness_penalty == 27  # late GPUs until day 15; 5 % of (320 x 1.2 + 155) a day
+    assert [c.late_penalty for c in inst.components] == [12, 2, None]  # soft deadlines: 1/20 of the base price
     assert [f.facility_id for f in inst.facilities] == ["assembly", "testing", "packaging"]
     assert inst.facilities[2].capacity == 120  # packaging copies testing's capacity
     assert inst.prices[1][0] == round(250 * 1.2)
@@ -61,10 +63,10 @@ def test_upstream_file_is_read_and_every_fill_reported():
     assert isinstance(shortage, Shortage) and shortage.supplier is None and shortage.start == 0
     assert breakdown.start == 3 and breakdown.duration == 2  # when the first order can arrive
     assert all(msg.startswith("hand.json: ") for msg in fills)
-    for word in ("facility 'packaging'", "no demand", "bill of materials", "prices", "penalty", "disruption_scenarios[0]",
-                 "disruption_scenarios[1]"):
+    for word in ("facility 'packaging'", "no demand", "bill of materials", "prices", "soft", "penalty for GPUs",
+                 "disruption_scenarios[0]", "disruption_scenarios[1]"):
         assert sum(word in msg for msg in fills) == 1, word
-    assert len(fills) == 7
+    assert len(fills) == 8
 
 
 def test_upstream_file_through_the_facade_and_the_env_loader(tmp_path):
@@ -83,7 +85,7 @@ def test_an_unreachable_deadline_is_reported():
         from_upstream_p10(data, "late.json")
     late = [str(w.message) for w in caught if not issubclass(w.category, RealmRepairWarning)]
     assert late == ["late.json: no supplier can deliver gpu_chips by its deadline (day 2; the shortest lead time "
-                    "is 3 days): no GPU can be made, every one is short"]
+                    "is 3 days): every unit of it arrives late"]
 
 
 def broken(path_value):
@@ -157,7 +159,8 @@ def test_generator_is_seeded_varied_and_sized():
     assert [len(i.components) for i in shapes.values()] == sorted(len(i.components) for i in shapes.values())
     assert shapes["small"].demand < shapes["medium"].demand < shapes["large"].demand
     fixed = generate_p10("medium", 9, n_components=2, n_suppliers=3, n_days=9)
-    assert (len(fixed.components), len(fixed.suppliers), fixed.n_days) == (2, 3, 9)
+    assert (len(fixed.components), len(fixed.suppliers), fixed.due_day + 1) == (2, 3, 9)
+    assert fixed.end_day == fixed.due_day + 4 and fixed.lateness_penalty > 0  # late GPUs count, at a cost
     with pytest.raises(ValueError, match="components"):
         generate_p10("small", 0, n_components=9)
 
@@ -165,7 +168,7 @@ def test_generator_is_seeded_varied_and_sized():
 def test_shipped_instances_and_their_references():
     names = shipped_p10_names()
     assert names == list_instances("P10")
-    assert [sum(n.startswith(f"p10_{s}_") for n in names) for s in ("small", "medium", "large")] == [7, 7, 6]
+    assert [sum(n.startswith(f"p10_{s}_") for n in names) for s in ("small", "medium", "large", "late")] == [7, 7, 6, 3]
     for name in names:
         inst = load_p10(name)
         assert inst == generate_p10(inst.size, int(name[-2:]), name=name)  # the build's recipe

@@ -105,9 +105,10 @@ def test_checker_agrees_with_the_simulation_on_random_play(seed):
     assert verdict.cost == sim.cost()
     assert (verdict.purchase, verdict.production, verdict.holding, verdict.delivered) == (
         sim.purchase, sim.production, sim.holding, sim.delivered)
+    assert verdict.lateness == sim.lateness
     broken = set(verdict.violations)
-    assert broken <= {"on_time_delivery"}  # the simulation keeps every hard constraint
-    assert ("on_time_delivery" in broken) == (sim.shortfall() > 0)
+    assert broken <= {"delivery"}  # the simulation keeps every hard constraint
+    assert ("delivery" in broken) == (sim.shortfall() > 0)
 
 
 def test_checker_names_each_broken_constraint():
@@ -116,13 +117,13 @@ def test_checker_names_each_broken_constraint():
     cap = inst.suppliers[0].capacity[gpu]
     plan = {
         "orders": [{"component": gpu, "supplier": sup, "quantity": cap + 1, "day": 0},  # over capacity
-                   {"component": gpu, "supplier": sup, "quantity": 1, "day": inst.due_day}],  # too late
+                   {"component": gpu, "supplier": sup, "quantity": 1, "day": inst.end_day}],  # too late
         "production": [{"facility": "testing", "day": 0, "quantity": 1},  # nothing assembled yet
                        {"facility": "assembly", "day": 1, "quantity": 10_000}],  # no parts, over capacity
     }
     verdict = check_plan(inst, [], plan)
     assert set(verdict.violations) == {"supplier_capacity", "lead_time", "component_deadlines", "component_balance",
-                                       "stage_order", "facility_capacity", "on_time_delivery", "budget"}
+                                       "stage_order", "facility_capacity", "delivery", "budget"}
     assert verdict.metrics["constraint_satisfaction"] == 0.0
     assert set(CONSTRAINTS) == set(verdict.constraints)
 

@@ -72,3 +72,52 @@ def _follow(sim, sol):
         oracle.carry_out_day(sim, sol.orders, sol.runs)
         sim.next_day()
     return sim
+
+
+def test_a_late_instance_ranks_plans_and_doing_nothing_scores_zero():
+    # issue 22: on upstream files where no supplier can deliver gpu_chips by its deadline,
+    # doing nothing was "optimal"; a late shipment now counts, at its lateness cost
+    env = SupplyChainEnv("p10_late_00")
+    inst = env.instance
+    chips = inst.components[0]
+    assert all(sup.lead_time > chips.deadline for sup in inst.suppliers) and chips.late_penalty
+    assert inst.suppliers[0].lead_time > inst.due_day - 2  # the cheapest supplier's chips make late GPUs
+    env.reset(seed=0)
+    nothing = submit_until_done(env, EMPTY)["metrics"]
+    assert nothing["optimality"] == 0.0 and nothing["adaptation"] == 0.0 and nothing["coordination"] == 0.0
+    assert nothing["planning_quality"] == 0.0 and nothing["shortfall"] == inst.demand
+    env.reset(seed=0)
+    best = submit_until_done(env, {"name": "submit_plan", "arguments": env.reference.plan})["metrics"]
+    assert best["optimality"] == 1.0 and best["feasible"] and best["shortfall"] == 0
+    assert best["lateness"] > 0 and best["cost"] == 27779  # every chip arrives late
+    assert best["cost"] < nothing["cost"]
+
+
+def test_late_gpus_count_and_cost_per_day():
+    inst = generate_p10("small", 0).model_copy(update={"disruptions": []})
+    late = inst.due_day + 2
+    assert late <= inst.end_day
+    sim = SupplySim(inst)
+    while sim.day < late:
+        for c in range(len(inst.components)):  # buy one GPU's parts from the quickest supplier
+            if sim.day == 0:
+                sim.order(c, 1, inst.components[c].bom)
+        if sim.day == inst.suppliers[1].lead_time:
+            sim.produce(0, 1)
+        if sim.day == late - 1:
+            sim.produce(1, 1)
+        sim.next_day()
+    sim.produce(2, 1)
+    assert sim.lateness == 2 * inst.lateness_penalty
+    sim.run_to_end()
+    assert sim.delivered == 1 and sim.shortfall() == inst.demand - 1
+
+
+def test_the_push_chain_scores_no_coordination():
+    from crab_gym.envs.realm.supply_chain.coordination import solo_plan
+    for name in ("p10_small_00", "p10_late_01"):
+        env = SupplyChainEnv(name)
+        env.reset(seed=0)
+        m = submit_until_done(env, {"name": "submit_plan", "arguments": solo_plan(env.instance,
+                                                                               env.instance.disruptions)})["metrics"]
+        assert m["feasible"] and m["cost"] == m["solo_cost"] and m["coordination"] == 0.0

@@ -8,15 +8,22 @@ The eight declared constraints (``constraint_satisfaction`` is the share that ho
 ``supplier_capacity``  each day's orders of a component at a supplier within its capacity
                        under the disruptions in force that day
 ``lead_time``          every order arrives (ordering day + lead time) within the plan
-``component_deadlines`` every order arrives by its component's last arrival day
+``component_deadlines`` every order arrives by its component's hard deadline (a soft one,
+                       with a ``late_penalty``, costs instead)
 ``component_balance``  assembly never uses more components than are on hand
 ``stage_order``        testing and packaging use only units the previous stage finished on
                        an earlier day
 ``facility_capacity``  each stage's daily output within its capacity (0 while broken down)
 ``budget``             purchases plus production within the budget
-``on_time_delivery``   the demand packaged by the due day (no more; the allowed shortfall
-                       is 0 unless the reference itself cannot deliver everything)
+``delivery``           the demand packaged by the plan's last day, the horizon (no more;
+                       the allowed shortfall is 0 unless the reference itself cannot
+                       deliver everything). GPUs packaged after the due day count, and
+                       cost ``lateness_penalty`` per GPU per day late
 ==================  ==================================================================
+
+The cost: purchases + production + holding (components on hand and work in progress at the
+end of each day) + lateness (late GPUs; orders arriving after a soft deadline) + the
+shortfall penalty per GPU not packaged by the horizon.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility_capacity, supplier_capacity
 
 CONSTRAINTS = ("supplier_capacity", "lead_time", "component_deadlines", "component_balance", "stage_order",
-               "facility_capacity", "budget", "on_time_delivery")
+               "facility_capacity", "budget", "delivery")
 
 
 @dataclass
@@ -40,6 +47,7 @@ class P10Check(PlanCheck):
     purchase: int = 0
     production: int = 0
     holding: int = 0
+    lateness: int = 0
     delivered: int = 0
     shortfall: int = 0
 
@@ -53,13 +61,19 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
     ok = dict.fromkeys(CONSTRAINTS, True)
     ordered: dict[tuple[int, int, int], int] = defaultdict(int)
     arrivals: dict[tuple[int, int], int] = defaultdict(int)
-    purchase = production = 0
+    purchase = production = late = 0
+    end = inst.end_day
     for o in plan.get("orders", []):
         c, s, t, q = C[o["component"]], S[o["supplier"]], int(o["day"]), int(o["quantity"])
         ordered[c, s, t] += q
         eta = t + inst.suppliers[s].lead_time
-        ok["lead_time"] &= eta <= inst.due_day
-        ok["component_deadlines"] &= eta <= inst.last_arrival(c)
+        ok["lead_time"] &= eta <= end
+        comp = inst.components[c]
+        if comp.deadline is not None and eta > comp.deadline:
+            if comp.late_penalty is None:
+                ok["component_deadlines"] = False
+            else:
+                late += q * comp.late_penalty * (eta - comp.deadline)
         arrivals[eta, c] += q
         purchase += q * inst.prices[s][c]
     for (c, s, t), q in ordered.items():
@@ -85,15 +99,18 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
         for k in range(len(STAGES) - 1):
             stock[k] += made[k, t] - made[k + 1, t]
         holding += inst.wip_holding * sum(max(0, w) for w in stock)
-        delivered += made[len(STAGES) - 1, t]
-    ok["stage_order"] &= not any(t > inst.due_day for _, t in made)
+        packed = made[len(STAGES) - 1, t]
+        delivered += packed
+        late += packed * inst.lateness_penalty * max(0, t - inst.due_day)
+    ok["stage_order"] &= not any(t > end for _, t in made)
     ok["budget"] &= purchase + production <= inst.budget
     shortfall = max(0, inst.demand - delivered)
-    ok["on_time_delivery"] &= shortfall <= allowed_shortfall and delivered <= inst.demand
-    cost = purchase + production + holding + inst.shortfall_penalty * shortfall
+    ok["delivery"] &= shortfall <= allowed_shortfall and delivered <= inst.demand
+    cost = purchase + production + holding + late + inst.shortfall_penalty * shortfall
     met = sum(ok.values())
     metrics = {
         "planning_quality": min(delivered, inst.demand) / inst.demand,
         "constraint_satisfaction": met / len(CONSTRAINTS),
     }
-    return P10Check(all(ok.values()), float(cost), ok, metrics, purchase, production, holding, delivered, shortfall)
+    return P10Check(all(ok.values()), float(cost), ok, metrics, purchase, production, holding, late, delivered,
+                    shortfall)

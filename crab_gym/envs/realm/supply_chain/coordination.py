@@ -7,7 +7,8 @@ own, as soon as it can (:func:`solo_plan`, a *push* chain):
 1. **suppliers** ship what the demand still needs as early as they can: each day, component
    by component, from the cheapest supplier first (ties: supplier order), up to its capacity
    under the disruptions faced, if the order arrives by the component's last arrival day and
-   early enough to be packaged (two days before the due day); purchases stop where the budget
+   early enough to be packaged by the plan's last day (two days before it: late GPUs count,
+   at their lateness cost); purchases stop where the budget
    would leave too little to produce the whole demand;
 2. **facilities** run at full speed on whatever reaches them: each day assembly makes what its
    capacity (0 while broken down) and the kits on hand allow, testing and packaging what the
@@ -46,7 +47,7 @@ def solo_orders(inst: P10Instance, disruptions: list[Any]) -> list[dict[str, Any
     by_price = [sorted(range(len(inst.suppliers)), key=lambda s: (inst.prices[s][c], s)) for c in range(len(inst.components))]
     for day in range(inst.n_days):
         for c, comp in enumerate(inst.components):
-            latest = min(inst.last_arrival(c), inst.due_day - (len(STAGES) - 1))
+            latest = min(inst.last_arrival(c), inst.end_day - (len(STAGES) - 1))
             for s in by_price[c]:
                 if remaining[c] <= 0 or day + inst.suppliers[s].lead_time > latest:
                     continue

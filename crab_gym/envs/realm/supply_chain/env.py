@@ -57,7 +57,7 @@ def _make_actions(inst: P10Instance, max_quantity: int) -> list[Action]:
     Sup = Literal[tuple(inst.supplier_ids)]  # type: ignore[valid-type]
     Stage = Literal[STAGES]  # type: ignore[valid-type]
     Level = Literal[LEVELS]  # type: ignore[valid-type]
-    Day = (int, Field(ge=0, le=inst.due_day, description="day (0 = the first planning day)"))
+    Day = (int, Field(ge=0, le=inst.end_day, description="day (0 = the first planning day)"))
     Qty = (int, Field(ge=1, le=max_quantity, description="units"))
     strict = ConfigDict(extra="forbid")
     OrderEntry = create_model("OrderEntry", __config__=strict, component=(Comp, ...), supplier=(Sup, ...),
@@ -106,9 +106,9 @@ def _make_actions(inst: P10Instance, max_quantity: int) -> list[Action]:
         Action.from_function(produce, env_name="realm-p10"),
         Action.from_function(next_day, env_name="realm-p10"),
         Action("submit_plan", submit_plan, plan_params, env_name="realm-p10", description=(
-            "Submit the plan from today to the due day: orders [{component, supplier, quantity, day}] and "
+            "Submit the plan from today to the plan's last day: orders [{component, supplier, quantity, day}] and "
             "production [{facility, day, quantity}]. Entries dated before today are skipped. It runs to the "
-            "due day, or pauses when a disruption strikes (then submit again)."), **kept),
+            "last day, or pauses when a disruption strikes (then submit again)."), **kept),
     ]
 
 
@@ -140,16 +140,17 @@ class SupplyChainEnv(RealmEnv):
 
     ## Description
 
-    Time is in **days** (day 0 .. ``due_day``); money in currency units; quantities in units.
+    Time is in **days** (day 0 .. ``end_day``: the GPUs are due on ``due_day``, late ones may
+    be packaged until the ``horizon``); money in currency units; quantities in units.
     ``docs/p10.md`` tells the model at length, :mod:`crab_gym.envs.realm.supply_chain.model`
     holds the instance type.
 
     | part | model |
     |---|---|
     | decision | orders per (component, supplier, day, quantity); production per (facility, day, quantity) |
-    | hard constraints | supplier capacity per component and day (cut by shortages); an order arrives ``lead_time`` days after it is placed, by the component's deadline; components and work in progress balance (assembly uses ``bom`` units of each component on hand per GPU; testing, then packaging, use what the previous stage finished on an earlier day); facility capacity per day (0 while broken down); purchases + production within the budget; at most the demand packaged |
-    | objective | minimise purchases + production + holding (per unit on hand or in progress at the end of each day) + ``shortfall_penalty`` per GPU not packaged by the due day |
-    | feasible | every hard constraint, and the whole demand packaged by the due day (if the reference itself falls short after a disruption, no more short than it) |
+    | hard constraints | supplier capacity per component and day (cut by shortages); an order arrives ``lead_time`` days after it is placed, by the horizon and by its component's deadline if that is hard; components and work in progress balance (assembly uses ``bom`` units of each component on hand per GPU; testing, then packaging, use what the previous stage finished on an earlier day); facility capacity per day (0 while broken down); purchases + production within the budget; at most the demand packaged |
+    | objective | minimise purchases + production + holding (per unit on hand or in progress at the end of each day) + lateness (``lateness_penalty`` per GPU per day packaged after the due day; a component's ``late_penalty`` per unit per day arriving after its soft deadline) + ``shortfall_penalty`` per GPU not packaged by the horizon |
+    | feasible | every hard constraint, and the whole demand packaged by the horizon, late GPUs included (if the reference itself falls short after a disruption, no more short than it) |
 
     Disruptions (``resource_shortage``: a component's supplier capacity cut by a share;
     ``machine_breakdown``: a stage stops for some days) strike at the start of their day; the
@@ -166,18 +167,18 @@ class SupplyChainEnv(RealmEnv):
     | ``order`` | ``component``, ``supplier``, ``quantity`` (a level) | buy now; arrives after the lead time |
     | ``produce`` | ``facility`` (``assembly``/``testing``/``packaging``), ``quantity`` (a level) | make units today |
     | ``next_day`` | none | end the day |
-    | ``submit_plan`` | ``orders`` [{component, supplier, quantity, day}], ``production`` [{facility, day, quantity}] | carry the plan out to the due day; pauses when a disruption strikes while entries remain (``info["paused"]``, ``info["pending_plan"]``); entries before today are skipped, so the same plan may be submitted again. A plan that breaks a hard constraint with what is known now is invalid (nothing changes) |
+    | ``submit_plan`` | ``orders`` [{component, supplier, quantity, day}], ``production`` [{facility, day, quantity}] | carry the plan out to the last day; pauses when a disruption strikes while entries remain (``info["paused"]``, ``info["pending_plan"]``); entries before today are skipped, so the same plan may be submitted again. A plan that breaks a hard constraint with what is known now is invalid (nothing changes) |
 
     ``action_masks()`` (also ``obs["action_mask"]``) allows an ``order`` or ``produce`` only
     when it keeps every hard constraint *and* can still help: an order arriving too late to
-    be assembled, tested and packaged by the due day, or beyond what the demand still needs,
+    be assembled, tested and packaged by the last day, or beyond what the demand still needs,
     is masked, as is a run beyond the demand or too late for packaging. ``next_day`` is
     always allowed. When nothing but ``next_day`` is allowed the env ends days by itself
     (``info["events"]`` says so), so an episode has about as many steps as decisions.
 
     ## Observation Space
 
-    A ``Dict`` (``C`` components, ``S`` suppliers, ``T`` = ``due_day + 1`` days):
+    A ``Dict`` (``C`` components, ``S`` suppliers, ``T`` = ``end_day + 1`` days):
 
     | key | space | meaning |
     |---|---|---|
@@ -211,19 +212,18 @@ class SupplyChainEnv(RealmEnv):
 
     ## Episode End
 
-    Terminates when the due day ends (by ``next_day``, by the env ending idle days, or by a
+    Terminates when the last day (``end_day``) ends (by ``next_day``, by the env ending idle days, or by a
     plan). Never truncates. Every step's ``info`` has ``day``, ``spent``, ``events``,
     ``disruptions`` (struck during the step), ``active_disruptions``, ``paused`` and
     ``pending_plan``. At the end ``info["metrics"]`` holds ``planning_quality`` (share of the
     demand packaged), ``optimality``, ``constraint_satisfaction`` (share of the 8 declared
     constraints met, from the independent checker), ``coordination`` (the share of the
     gain of keeping the flow together realised: ``(solo_cost - cost) / (solo_cost -
-    reference)`` clipped to [0, 1], 0 if infeasible, where ``solo_cost`` is the plan of batch
-    hand-offs: every component bought as early and cheaply as it comes, then each stage
-    working through the whole batch only after the previous one finished; see
+    reference)`` clipped to [0, 1]; 0 if infeasible or no cheaper than ``solo_cost``, the
+    push chain where every supplier and stage acts alone as soon as it can; see
     :mod:`.coordination`), ``adaptation`` (see below), ``cost``, ``reference_cost``,
     ``solo_cost``, ``hindsight_cost``,
-    ``adaptation_reference_cost``, the cost by kind, ``delivered``, ``shortfall``,
+    ``adaptation_reference_cost``, the cost by kind (``lateness`` included), ``delivered``, ``shortfall``,
     ``violations`` and ``disruptions_applied``; ``info["solution"]`` holds
     ``{"orders": [{"component", "supplier", "quantity", "day", "cost", "eta"}], "production":
     [{"facility", "day", "quantity", "cost"}], "disruptions": [...]}`` (REALM's
@@ -233,8 +233,10 @@ class SupplyChainEnv(RealmEnv):
     episode's disruptions: it plans, and re-solves from the state of the day each disruption
     strikes, never seeing one coming (precomputed for shipped instances facing their own
     disruptions; otherwise solved at the end of the episode and cached). ``adaptation``
-    compares the cost with the oracle taking over from the episode's own state when the
-    first disruption struck (1 for a feasible plan if none struck; 0 if infeasible).
+    is ``adaptation reference / cost`` (capped at 1), the reference being the better of the
+    oracle taking over from the episode's own state when the first disruption struck (at
+    the start of that day) and keeping the plan the agent was following then; 0 if
+    infeasible; None (not applicable) if no disruption struck.
 
     ## Arguments
 
@@ -242,7 +244,7 @@ class SupplyChainEnv(RealmEnv):
     |---|---|---|
     | ``instance`` | ``"p10_small_00"`` | a shipped name (``p10_small_00`` ... ``p10_large_05``), a path to a JSON file (crab_gym's or an upstream REALM-Bench P10 file), a mapping, or a ``P10Instance`` |
     | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
-    | ``adaptation_reference`` | ``"resolve"`` | ``"resolve"``: re-solve from the episode's state at its first disruption; ``"oracle"``: the reference's value (no solve at the end) |
+    | ``adaptation_reference`` | ``"resolve"`` | ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption; ``"oracle"``: the reference's value (no solve at the end) |
     | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
     | ``render_mode`` | ``None`` | ``"ansi"`` or ``"rgb_array"`` (stacked inventory and production per day, budget line, disruption spans) |
     | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | ``0.0``, ``0.5``, ``0.5`` | reward weights |
@@ -294,11 +296,11 @@ class SupplyChainEnv(RealmEnv):
     # ================================================================== RealmEnv hooks
     def _check_fits(self, inst: P10Instance) -> None:
         cur = self.instance
-        if ((inst.component_names, inst.supplier_ids, inst.due_day) != (cur.component_names, cur.supplier_ids, cur.due_day)
+        if ((inst.component_names, inst.supplier_ids, inst.end_day) != (cur.component_names, cur.supplier_ids, cur.end_day)
                 or max(inst.need(c) for c in range(len(inst.components))) * 4 > self._max_quantity):
             raise ValueError(
                 f"instance {inst.name} does not fit this env (made for {cur.name}): an instance swapped in at "
-                "reset needs the same components, suppliers and due day, and no larger demand; make a new env for it"
+                "reset needs the same components, suppliers and last day, and no larger demand; make a new env for it"
             )
 
     @property
@@ -354,7 +356,7 @@ class SupplyChainEnv(RealmEnv):
         C, S = len(inst.components), len(inst.suppliers)
         arrivals = np.zeros((C, inst.n_days), dtype=np.float32)
         for t, c, q in sim.in_transit():
-            arrivals[c, min(t, inst.due_day)] += q
+            arrivals[c, min(t, inst.end_day)] += q
         shortage = np.zeros((S, C), dtype=np.int8)
         breakdown = np.zeros(3, dtype=np.int8)
         for d in self._active():
@@ -491,7 +493,7 @@ class SupplyChainEnv(RealmEnv):
             self._events.append(f"plan paused on day {self.sim.day} by a disruption; submit a plan again")
         else:
             self._plan_left = {}
-            self._events.append("plan carried out to the due day")
+            self._events.append("plan carried out to the last day")
         self._settle()
 
     def _unpause(self) -> None:
@@ -556,9 +558,9 @@ class SupplyChainEnv(RealmEnv):
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: ``locations`` (components and stages), no routes,
-        and the ``window`` of start days ``(0, due_day)``."""
+        and the ``window`` of start days ``(0, end_day)``."""
         inst = self.instance
-        return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.due_day)}
+        return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.end_day)}
 
     def faced_schedule(self) -> list[Any]:
         """The disruptions this episode faces: the instance's own plus those added."""
@@ -594,7 +596,7 @@ class SupplyChainEnv(RealmEnv):
             "planning_quality": verdict.metrics["planning_quality"],
             "optimality": self._optimality(),
             "constraint_satisfaction": verdict.metrics["constraint_satisfaction"],
-            "coordination": savings_share(cost, verdict.feasible, solo, ref.measure),
+            "coordination": 0.0 if cost >= solo else savings_share(cost, verdict.feasible, solo, ref.measure),
             "adaptation": adaptation,
             "cost": cost,
             "reference_cost": ref.value,
@@ -603,6 +605,7 @@ class SupplyChainEnv(RealmEnv):
             "hindsight_cost": ref.extra.get("hindsight_value"),
             "adaptation_reference_cost": adapt_ref,
             "purchase": sim.purchase, "production": sim.production, "holding": sim.holding,
+            "lateness": sim.lateness,
             "delivered": sim.delivered, "demand": inst.demand, "shortfall": sim.shortfall(),
             "budget": inst.budget, "spent": sim.spent,
             "feasible": verdict.feasible,

@@ -43,6 +43,10 @@ DEFAULT_PRICE = 30
 PACKAGING_COST = 25
 #: Cost per unit of work in progress per day.
 DEFAULT_WIP_HOLDING = 2
+#: A component arriving after its deadline costs its base price divided by this, per unit per day.
+LATE_ARRIVAL_DIVISOR = 20
+#: A GPU packaged after the due day costs this share of its dearest cost per day.
+LATENESS_SHARE = 0.05
 
 
 def _number(value: Any, source: str, field: str, *, whole: bool = False, low: float = 0.0) -> float:
@@ -75,14 +79,18 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
 
     Read as given: suppliers (``capacity`` read as units per component per ordering day,
     ``lead_time`` in days, ``cost_multiplier``), components, assembly and testing
-    (``capacity`` per day, ``cost_per_unit``), ``budget``, ``delivery_deadlines`` (the last
-    arrival day of those components), the two disruption scenarios. Filled, each with a
+    (``capacity`` per day, ``cost_per_unit``), ``budget``, ``delivery_deadlines`` (the day
+    those components are due), the two disruption scenarios. Filled, each with a
     :class:`RealmRepairWarning`: the demand (100 GPUs), the due day (two days after the
-    latest deadline: assembly, testing and packaging each take a day), a bill of materials
-    of one unit per component, base prices and holding costs, the packaging facility
-    (testing's capacity, 25 per unit), the shortfall penalty (twice a GPU's dearest cost),
-    and the disruptions' days (the shortage strikes every supplier from day 0 to the end;
-    the breakdown starts when the first order can arrive).
+    latest deadline: assembly, testing and packaging each take a day), the horizon (half as
+    many days again: late GPUs count until then) and the lateness penalty (a twentieth of a
+    GPU's dearest cost per GPU per day late), a bill of materials of one unit per
+    component, base prices and holding costs, soft deadlines (an order arriving after its
+    component's deadline costs a twentieth of the base price per unit per day late: a late
+    shipment is worth more than none), the packaging facility (testing's capacity, 25 per
+    unit), the shortfall penalty (twice a GPU's dearest cost), and the disruptions' days
+    (the shortage strikes every supplier from day 0 to the end; the breakdown starts when
+    the first order can arrive).
     """
     if not isinstance(data, dict):
         raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
@@ -155,35 +163,43 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
 
     longest = max([*last.values(), *(s.lead_time for s in suppliers)])
     due = longest + 2
-    if due >= MAX_DAYS:
-        raise InstanceFormatError(source, f"plans longer than {MAX_DAYS} days are not supported (due day {due})",
-                                  field="delivery_deadlines")
-    _fill(source, f"no demand given; {DEFAULT_DEMAND} GPUs due on day {due} (two days after the latest "
-                  "deadline or lead time: assembly, testing and packaging take a day each)")
-    _fill(source, "no bill of materials; one unit of each component per GPU")
+    horizon = due + max(3, (due + 1) // 2)
+    if horizon >= MAX_DAYS:
+        raise InstanceFormatError(source, f"plans longer than {MAX_DAYS} days are not supported (due day {due}, "
+                                          f"last day {horizon})", field="delivery_deadlines")
     prices = {c: DEFAULT_PRICES.get(c, DEFAULT_PRICE) for c in names}
+    facilities = [stages[s] for s in STAGES]
+    dearest = max(s.cost_multiplier for s in suppliers)
+    unit = sum(prices.values()) * dearest + sum(f.cost_per_unit for f in facilities)
+    lateness = int(math.ceil(LATENESS_SHARE * unit))
+    _fill(source, f"no demand given; {DEFAULT_DEMAND} GPUs due on day {due} (two days after the latest "
+                  "deadline or lead time: assembly, testing and packaging take a day each), late ones packaged "
+                  f"until day {horizon} at {lateness} per GPU per day late")
+    _fill(source, "no bill of materials; one unit of each component per GPU")
     _fill(source, "no component prices; base prices " + ", ".join(f"{c} {p}" for c, p in prices.items())
           + " (times each supplier's cost_multiplier); holding one unit per day per 60 of price (at least 1), "
           f"work in progress {DEFAULT_WIP_HOLDING}")
-    components = [Component(name=c, bom=1, price=prices[c], holding=max(1, prices[c] // 60), deadline=last.get(c))
+    components = [Component(name=c, bom=1, price=prices[c], holding=max(1, prices[c] // 60), deadline=last.get(c),
+                            late_penalty=max(1, prices[c] // LATE_ARRIVAL_DIVISOR) if c in last else None)
                   for c in names]
-    facilities = [stages[s] for s in STAGES]
-    dearest = max(s.cost_multiplier for s in suppliers)
-    penalty = int(math.ceil(2 * (sum(prices.values()) * dearest + sum(f.cost_per_unit for f in facilities))))
+    if last:
+        _fill(source, "delivery_deadlines are soft: an order arriving later costs, per unit per day late, "
+              + ", ".join(f"{comp.name} {comp.late_penalty}" for comp in components if comp.late_penalty))
+    penalty = int(math.ceil(2 * unit))
     _fill(source, f"no penalty for GPUs not delivered; {penalty} per GPU (twice its dearest cost)")
     first_arrival = min(s.lead_time for s in suppliers)
     for comp, day in last.items():
         if first_arrival > day:
             warnings.warn(f"{source}: no supplier can deliver {comp} by its deadline (day {day}; the shortest lead "
-                          f"time is {first_arrival} days): no GPU can be made, every one is short", stacklevel=2)
+                          f"time is {first_arrival} days): every unit of it arrives late", stacklevel=2)
     disruptions = _disruptions(data.get("disruption_scenarios", []), names, first_arrival, source)
     try:
         return P10Instance(
             name=str(data.get("instance_id") or Path(str(source)).stem),
             description=str(data.get("description", "")),
-            demand=DEFAULT_DEMAND, due_day=due, budget=budget, shortfall_penalty=penalty,
-            wip_holding=DEFAULT_WIP_HOLDING, components=components, suppliers=suppliers,
-            facilities=facilities, disruptions=disruptions,
+            demand=DEFAULT_DEMAND, due_day=due, horizon=horizon, lateness_penalty=lateness, budget=budget,
+            shortfall_penalty=penalty, wip_holding=DEFAULT_WIP_HOLDING, components=components,
+            suppliers=suppliers, facilities=facilities, disruptions=disruptions,
         )
     except ValidationError as exc:  # pragma: no cover - the checks above catch these first
         raise validation_error(exc, source) from None

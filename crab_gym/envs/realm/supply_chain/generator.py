@@ -7,6 +7,14 @@ first one, ``gpu_chips``) at the cheapest supplier, and assembly breaks down for
 more in mid-plan, so a plan made without them must change. Capacities leave slack over what
 the demand needs even under both disruptions, so every instance can deliver on time
 (``build.py`` checks that each shipped reference does).
+
+Every instance lets late GPUs be packaged after the due day, until a ``horizon`` half the
+plan's length later, at a ``lateness_penalty`` per GPU per day (a twentieth of a GPU's
+dearest cost, well above what holding one costs a day); a GPU never packaged costs twice
+its dearest cost. The ``late`` size class has upstream's shape where no supplier can deliver
+the main component (``gpu_chips``) by its deadline: the deadline is soft (a twentieth of the
+chip's price per unit per day late), every supplier's lead time overshoots it, and the
+cheapest supplier is so slow that the GPUs its chips go into are late too.
 """
 
 from __future__ import annotations
@@ -26,14 +34,17 @@ from crab_gym.envs.realm.supply_chain.model import (
     Supplier,
 )
 
-Size = Literal["small", "medium", "large"]
+Size = Literal["small", "medium", "large", "late"]
 
 #: Per size class: components, suppliers, planning days, GPUs demanded (low, high).
 SIZES: dict[str, dict[str, tuple[int, int]]] = {
     "small": {"components": (2, 2), "suppliers": (2, 2), "days": (7, 8), "demand": (8, 16)},
     "medium": {"components": (3, 4), "suppliers": (3, 3), "days": (10, 12), "demand": (30, 60)},
     "large": {"components": (5, 6), "suppliers": (4, 4), "days": (14, 16), "demand": (100, 200)},
+    "late": {"components": (3, 4), "suppliers": (3, 3), "days": (10, 12), "demand": (30, 60)},
 }
+#: The lateness penalty per GPU per day late, as a share of a GPU's dearest cost.
+LATENESS_SHARE = 0.05
 
 #: name, units per GPU (low, high), base price (low, high); the first is the main component.
 COMPONENTS = (
@@ -68,7 +79,9 @@ def generate_p10(
 
     ``n_components`` (1..8), ``n_suppliers`` (1..4) and ``n_days`` (at least 6) fix the
     shape; components and suppliers are named in a fixed order (``gpu_chips``, ``memory``,
-    ...; ``supplier1``, ...), so draws of one shape share every name.
+    ...; ``supplier1``, ...), so draws of one shape share every name. ``size="late"``: no
+    supplier can deliver ``gpu_chips`` by its (soft) deadline, and the cheapest supplier's
+    chips cannot be packaged by the due day (see the module docstring).
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {list(SIZES)}, got {size!r}")
@@ -84,9 +97,13 @@ def generate_p10(
     last_start = due - 2  # the last day a component can arrive and still be packaged in time
     demand = _draw(rng, spec["demand"])
 
-    # suppliers: the cheapest is the slowest; leads leave at least two ordering days
+    late = size == "late"
+    # suppliers: the cheapest is the slowest; leads leave at least two ordering days (late:
+    # the cheapest delivers the day after the last on-time arrival)
     max_lead = max(1, min(3 if size == "small" else 4, last_start - 1))
     leads = [max(1, max_lead - k) for k in range(S)]
+    if late:
+        leads[0] = last_start + 1
     regions = [REGIONS[k] for k in range(S)]
 
     comps = []
@@ -95,8 +112,11 @@ def generate_p10(
         bom, price = _draw(rng, bom_range), _draw(rng, price_range)
         stock = int(rng.integers(0, bom * demand // 5 + 1))
         deadline = None if c else last_start - int(rng.integers(0, 2))
+        late_penalty = None
+        if late and c == 0:
+            deadline, late_penalty, stock = min(leads) - 1, max(1, price // 20), 0
         comps.append(Component(name=cname, bom=bom, price=price, holding=max(1, price // 60),
-                               deadline=deadline, stock=stock))
+                               deadline=deadline, late_penalty=late_penalty, stock=stock))
 
     # disruptions: a shortage of the main component at the cheapest supplier; a breakdown
     shortage = round(float(rng.uniform(0.3, 0.6)) * 20) / 20
@@ -111,7 +131,7 @@ def generate_p10(
     for s in range(S):
         caps = {}
         for comp in comps:
-            last = comp.deadline if comp.deadline is not None else due
+            last = comp.deadline if comp.deadline is not None and comp.late_penalty is None else due
             order_days = max(1, min(last, last_start) - leads[s] + 1)
             per_day = comp.bom * demand / order_days
             share = rng.uniform(0.45, 0.7) if s == 0 else rng.uniform(0.9, 1.3)
@@ -135,6 +155,7 @@ def generate_p10(
     dear += demand * unit_make
     budget = int(round(cheap + (dear - cheap) * rng.uniform(0.5, 0.8) + 0.05 * cheap, -2))
     unit_value = sum(comp.bom * comp.price * regions[-1][1] for comp in comps) + unit_make
+    horizon = due + max(3, days // 2)
     disruptions = [
         Shortage(component=comps[0].name, supplier=suppliers[0].supplier_id, shortage=shortage, start=short_start),
         Breakdown(facility="assembly", start=down_start, duration=down),
@@ -146,6 +167,8 @@ def generate_p10(
         size=size,
         demand=demand,
         due_day=due,
+        horizon=horizon,
+        lateness_penalty=int(math.ceil(LATENESS_SHARE * unit_value)),
         budget=budget,
         shortfall_penalty=int(math.ceil(2 * unit_value)),
         wip_holding=_draw(rng, (1, 3)),

@@ -1,6 +1,8 @@
 """A greedy P10 policy: each day, push units through the stages as far as they go, order
 what the demand still needs (the scarcest component first, counted in whole GPUs) from the
-cheapest supplier that can deliver in time, then end the day.
+supplier with the cheapest landed cost (price, plus the lateness a unit arriving then costs:
+after a soft deadline, or too late for its GPU to be packaged by the due day), then end the
+day.
 
 It sees only what the agent sees (the mask's limits), so a shortage simply moves its orders
 to the next cheapest supplier and a breakdown makes units wait. It keeps enough budget to
@@ -25,6 +27,15 @@ def _largest_level(levels: tuple[int, ...], most: int) -> int | None:
     return max(fitting) if fitting else None
 
 
+def _landed(inst: Any, day: int, s: int, c: int) -> float:
+    """What a unit of component ``c`` ordered from supplier ``s`` today costs in the end: its
+    price, its own lateness, and its share of the lateness of the GPU it goes into (packaged
+    two days after it arrives at the earliest)."""
+    eta = day + inst.suppliers[s].lead_time
+    gpu = inst.packing_lateness(eta + len(STAGES) - 1) / inst.components[c].bom
+    return inst.prices[s][c] + inst.arrival_lateness(c, eta) + gpu
+
+
 def greedy_action(env: Any) -> dict[str, Any]:
     """The greedy policy's next action in ``env`` (a Realm-P10-v0 env, possibly wrapped)."""
     base = env.unwrapped
@@ -42,7 +53,7 @@ def greedy_action(env: Any) -> dict[str, Any]:
     kits = [(comp.bom * sim.assembled + sim.on_hand[c] + coming[c]) // comp.bom for c, comp in enumerate(inst.components)]
     for c in sorted(range(len(inst.components)), key=lambda c: (kits[c], c)):  # the scarcest first
         comp = inst.components[c]
-        by_price = sorted(range(len(inst.suppliers)), key=lambda s: (inst.prices[s][c], s))
+        by_price = sorted(range(len(inst.suppliers)), key=lambda s: (_landed(inst, sim.day, s, c), s))
         for s in by_price:
             most = sim.order_useful(c, s)[0]
             price = inst.prices[s][c]

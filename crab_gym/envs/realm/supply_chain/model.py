@@ -1,21 +1,25 @@
 """REALM-Bench P10, the global GPU supply chain: the instance type and its disruptions.
 
-Units: **time is in whole days** (day 0 is the first planning day; the plan ends with the
-``due_day``), money in currency units, quantities in units (GPUs, components).
+Units: **time is in whole days** (day 0 is the first planning day; the GPUs are due on the
+``due_day`` and the plan ends with the ``horizon``, the last day a late GPU may still be
+packaged), money in currency units, quantities in units (GPUs, components).
 
 * **Decision**: orders per (component, supplier, day, quantity) and production per
   (facility, day, quantity).
 * **Hard constraints**: a supplier ships at most ``capacity[component]`` units of a component
   ordered on one day (less during a shortage); an order placed on day ``t`` arrives at the
-  start of day ``t + lead_time``, and no later than the component's ``deadline``; a day's
+  start of day ``t + lead_time``, by the horizon, and no later than the component's
+  ``deadline`` when that deadline is hard (``late_penalty`` None); a day's
   assembly uses components on hand (``bom`` units of each per GPU); each later stage (testing,
   then packaging) uses units the previous stage finished on an earlier day; a facility
   makes at most its ``capacity`` per day (none while broken down); purchases plus production
   stay within the ``budget``; at most ``demand`` GPUs are packaged.
 * **Objective**: minimise purchase + production + holding (components on hand and work in
-  progress at the end of each day) + ``shortfall_penalty`` per GPU not packaged by the due
-  day. A plan is *feasible* when it keeps every hard constraint and packages every GPU by
-  the due day within the budget.
+  progress at the end of each day) + lateness (``lateness_penalty`` per GPU per day it is
+  packaged after the due day; a component's ``late_penalty`` per unit per day an order of
+  it arrives after its soft deadline) + ``shortfall_penalty`` per GPU not packaged by the
+  horizon. A plan is *feasible* when it keeps every hard constraint and packages every GPU
+  by the horizon (late ones cost, but count).
 
 Upstream REALM-Bench P10 files give no demand, prices or bill of materials; the generator
 (:mod:`.generator`) and the upstream reader (:mod:`.formats`) define them.
@@ -56,7 +60,10 @@ class Component(BaseModel):
         bom: units per finished GPU (bill of materials).
         price: base unit price (currency units); a supplier charges ``round(price * multiplier)``.
         holding: cost per unit on hand per day.
-        deadline: the last day an order of it may arrive (None: the due day).
+        deadline: the day orders of it are due (None: none). Hard when ``late_penalty`` is
+            None (no order may arrive later), else soft.
+        late_penalty: per unit per day an order of it arrives after its ``deadline`` (None:
+            the deadline is hard).
         stock: units on hand on day 0.
     """
 
@@ -67,6 +74,7 @@ class Component(BaseModel):
     price: NonNegInt
     holding: NonNegInt = 0
     deadline: NonNegInt | None = None
+    late_penalty: NonNegInt | None = None
     stock: NonNegInt = 0
 
 
@@ -156,8 +164,11 @@ class P10Instance(BaseModel):
     size: str | None = None
     demand: PosInt = Field(description="GPUs to package by the due day")
     due_day: Annotated[int, Field(ge=0, le=MAX_DAYS - 1)]
+    horizon: Annotated[int, Field(ge=0, le=MAX_DAYS - 1)] | None = Field(
+        None, description="the plan's last day: late GPUs may be packaged until then (None: the due day)")
+    lateness_penalty: Money = Field(0, description="per GPU per day it is packaged after the due day")
     budget: Money = Field(description="bound on purchases plus production")
-    shortfall_penalty: Money = Field(description="per GPU not packaged by the due day")
+    shortfall_penalty: Money = Field(description="per GPU not packaged by the horizon")
     wip_holding: NonNegInt = Field(0, description="cost per unit of work in progress per day")
     components: list[Component] = Field(min_length=1)
     suppliers: list[Supplier] = Field(min_length=1)
@@ -171,6 +182,8 @@ class P10Instance(BaseModel):
         ids = tuple(f.facility_id for f in self.facilities)
         if ids != STAGES:
             raise FieldProblem("facilities", f"expected the stages {list(STAGES)} in this order, got {list(ids)}")
+        if self.horizon is not None and self.horizon < self.due_day:
+            raise FieldProblem("horizon", f"the plan's last day ({self.horizon}) is before the due day ({self.due_day})")
         names = set(self.component_names)
         for i, s in enumerate(self.suppliers):
             for c in s.capacity:
@@ -205,9 +218,14 @@ class P10Instance(BaseModel):
         return [s.supplier_id for s in self.suppliers]
 
     @property
+    def end_day(self) -> int:
+        """The plan's last day: the ``horizon`` (the due day when none is given)."""
+        return self.due_day if self.horizon is None else self.horizon
+
+    @property
     def n_days(self) -> int:
-        """Planning days: ``0 .. due_day``."""
-        return self.due_day + 1
+        """Planning days: ``0 .. end_day``."""
+        return self.end_day + 1
 
     @cached_property
     def prices(self) -> list[list[int]]:
@@ -220,9 +238,23 @@ class P10Instance(BaseModel):
         return [[int(s.capacity.get(c.name, 0)) for c in self.components] for s in self.suppliers]
 
     def last_arrival(self, c: int) -> int:
-        """The last day an order of component ``c`` may arrive (its deadline, at most the due day)."""
-        deadline = self.components[c].deadline
-        return self.due_day if deadline is None else min(deadline, self.due_day)
+        """The last day an order of component ``c`` may arrive: its hard deadline, at most the
+        plan's last day."""
+        comp = self.components[c]
+        if comp.deadline is None or comp.late_penalty is not None:
+            return self.end_day
+        return min(comp.deadline, self.end_day)
+
+    def arrival_lateness(self, c: int, eta: int) -> int:
+        """Cost per unit of component ``c`` arriving on day ``eta`` (after a soft deadline)."""
+        comp = self.components[c]
+        if comp.deadline is None or comp.late_penalty is None:
+            return 0
+        return comp.late_penalty * max(0, eta - comp.deadline)
+
+    def packing_lateness(self, day: int) -> int:
+        """Cost per GPU packaged on ``day`` (after the due day)."""
+        return self.lateness_penalty * max(0, day - self.due_day)
 
     def need(self, c: int) -> int:
         """Units of component ``c`` the whole demand uses."""

@@ -5,18 +5,20 @@ CP-SAT on integers (one worker, a deterministic time limit) proves every shipped
 optimal in well under a second of deterministic time; ``pywraplp`` with SCIP would need
 fractional units rounded back, so CP-SAT is the one used (docs/p10.md compares them).
 
-The model (days ``t0 .. due_day``, from the state of a :class:`~.sim.SupplySim`):
+The model (days ``t0 .. end_day``, the horizon, from the state of a :class:`~.sim.SupplySim`):
 
 * ``x[c, s, t]`` units of component ``c`` ordered from supplier ``s`` on day ``t``, created only
-  when they arrive by the component's last arrival day, at most the supplier's capacity that
-  day under the *known* disruptions;
+  when they arrive by the component's last arrival day (its hard deadline, else the
+  horizon), at most the supplier's capacity that day under the *known* disruptions;
 * ``p[k, t]`` units made by stage ``k`` on day ``t``, at most its capacity that day;
 * on hand ``I[c, t] = I[c, t-1] + arrivals - bom[c] * p[assembly, t] >= 0``;
   stage stocks ``W[k, t] = W[k, t-1] + p[k, t] - p[k+1, t]`` with ``p[k+1, t] <= W[k, t-1]``
   (a stage uses what the previous one finished on earlier days);
 * purchases + production <= budget; packaged <= demand;
 * minimise purchases + production + holding of ``I`` and ``W`` at the end of each day +
-  the penalty per GPU not packaged.
+  lateness (``lateness_penalty * (t - due_day)`` per unit of ``p[packaging, t]`` after the
+  due day; a component's ``late_penalty * (t + lead - deadline)`` per unit of ``x[c, s, t]``
+  arriving after its soft deadline) + the penalty per GPU not packaged by the horizon.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
 
 #: CP-SAT deterministic-time budget by size class (its "seconds" do not depend on machine load).
-DETERMINISTIC_LIMITS = {"small": 5.0, "medium": 20.0, "large": 60.0}
+DETERMINISTIC_LIMITS = {"small": 5.0, "medium": 20.0, "large": 60.0, "late": 20.0}
 #: Budget by plan size (order variables) for instances without a size class.
 LIMITS_BY_COUNT = ((200, 5.0), (2000, 20.0), (float("inf"), 60.0))
 #: A wall-clock cap on top, so that a loaded machine cannot hang a solve for long.
@@ -78,7 +80,7 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     known = sim.fired if known is None else known
     limit = budget_for(inst) if limit is None else float(limit)
     C, K = len(inst.components), len(STAGES)
-    t0, T = sim.day, inst.due_day
+    t0, T = sim.day, inst.end_day
     days = range(t0, T + 1)
     m = cp_model.CpModel()
 
@@ -133,7 +135,9 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     spend = (sum(inst.prices[s][c] * v for (c, s, _), v in x.items())
              + sum(inst.facilities[k].cost_per_unit * v for (k, _), v in p.items()))
     m.Add(sim.spent + spend <= inst.budget)
-    cost = spend + sum(holding_terms) + inst.shortfall_penalty * (inst.demand - packaged)
+    late = (sum(inst.arrival_lateness(c, t + inst.suppliers[s].lead_time) * v for (c, s, t), v in x.items())
+            + sum(inst.packing_lateness(t) * p[K - 1, t] for t in days))
+    cost = spend + sum(holding_terms) + late + inst.shortfall_penalty * (inst.demand - packaged)
     # Ties between cheapest plans are broken the same way by every OR-Tools version: the
     # earliest (then lowest-numbered supplier, then stage) plan wins, so that the adaptive
     # reference, whose later re-solves depend on the earlier plan, does not change with it.
@@ -152,7 +156,7 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Solution(status, None, None, limit=limit)
-    const = sim.spent + sim.holding
+    const = sim.spent + sim.holding + sim.lateness
     orders = [(c, s, int(solver.Value(v)), t) for (c, s, t), v in sorted(x.items(), key=lambda kv: kv[0][2])
               if solver.Value(v) > 0]
     runs = [(k, t, int(solver.Value(v))) for (k, t), v in sorted(p.items(), key=lambda kv: (kv[0][1], kv[0][0]))
@@ -250,7 +254,7 @@ def brute_force_p10(inst: P10Instance) -> int:
     C, K = len(inst.components), len(STAGES)
     known = list(inst.disruptions)
     boms = [comp.bom for comp in inst.components]
-    prices, T = inst.prices, inst.due_day
+    prices, T = inst.prices, inst.end_day
 
     @cache
     def best(t: int, on_hand: tuple[int, ...], coming: tuple[tuple[int, int, int], ...], stock: tuple[int, int],
@@ -274,8 +278,12 @@ def brute_force_p10(inst: P10Instance) -> int:
             if cost > inst.budget:
                 continue
             hand, pipe = list(arrived), list(later)
+            tardy = 0
             for (s, c, _), q in zip(choices, qs):
                 eta = t + inst.suppliers[s].lead_time
+                deadline, per_day = inst.components[c].deadline, inst.components[c].late_penalty
+                if per_day is not None and deadline is not None and eta > deadline:
+                    tardy += q * per_day * (eta - deadline)
                 if q and eta == t:
                     hand[c] += q
                 elif q:
@@ -291,6 +299,7 @@ def brute_force_p10(inst: P10Instance) -> int:
                         left = tuple(hand[c] - boms[c] * p0 for c in range(C))
                         wip = (stock[0] + p0 - p1, stock[1] + p1 - p2)
                         hold = sum(comp.holding * q for comp, q in zip(inst.components, left)) + inst.wip_holding * sum(wip)
+                        hold += tardy + p2 * inst.lateness_penalty * max(0, t - inst.due_day)
                         value = hold + best(t + 1, left, tuple(sorted(pipe)), wip, delivered + p2, pay)
                         result = min(result, value + pay - spent)
         return result

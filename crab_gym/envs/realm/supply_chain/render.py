@@ -25,9 +25,9 @@ WIP_RGB = ((160, 160, 160), (110, 110, 110))
 def render_text(inst: P10Instance, sim: SupplySim, active: list[Any]) -> str:
     """The day, money, stocks, orders on their way and disruptions in force, as text."""
     lines = [
-        f"{inst.name}: day {sim.day}/{inst.due_day}{' (over)' if sim.done else ''} | demand {inst.demand}, "
-        f"packaged {sim.delivered + sim.made_today[-1]} | spent {sim.spent}/{inst.budget} | holding {sim.holding} "
-        f"| cost if it ended now {sim.cost()}",
+        f"{inst.name}: day {sim.day}/{inst.end_day}{' (over)' if sim.done else ''} (due day {inst.due_day}) | "
+        f"demand {inst.demand}, packaged {sim.delivered + sim.made_today[-1]} | spent {sim.spent}/{inst.budget} | "
+        f"holding {sim.holding} | lateness {sim.lateness} | cost if it ended now {sim.cost()}",
         "on hand: " + ", ".join(f"{n} {q}" for n, q in zip(inst.component_names, sim.on_hand)),
         f"work in progress: assembled {sim.stock[0]}, tested {sim.stock[1]}; made today: "
         + ", ".join(f"{s} {q}" for s, q in zip(STAGES, sim.made_today)),
@@ -75,7 +75,7 @@ def render_image(inst: P10Instance, sim: SupplySim) -> np.ndarray:
         kx += w
     top = ky + 26
     cv = Canvas(width, top + 3 * panel + 2 * gap + 30)
-    cv.text(6, 4, f"{inst.name}  day {sim.day}/{inst.due_day}  packaged {sim.delivered}/{inst.demand}  "
+    cv.text(6, 4, f"{inst.name}  day {sim.day}/{inst.end_day} (due {inst.due_day})  packaged {sim.delivered}/{inst.demand}  "
                   f"spent {sim.spent}/{inst.budget}  cost if it ended now {sim.cost()}", INK)
     for kx, ky, rgb, name in placed:
         cv.rect(kx, ky, kx + 9, ky + 8, rgb)

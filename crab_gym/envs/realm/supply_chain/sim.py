@@ -74,6 +74,8 @@ class SupplySim:
         made_today: units each stage made today (joining the next stage's stock tonight).
         delivered: GPUs packaged on earlier days.
         purchase, production, holding: money spent so far, by kind.
+        lateness: the lateness cost so far (GPUs packaged after the due day, orders arriving
+            after a soft deadline).
         fired: the disruptions in force or over (known to the agent), in the order they struck.
         orders, runs: everything done so far (the executed plan).
     """
@@ -88,7 +90,7 @@ class SupplySim:
         self.ordered_today = [[0] * C for _ in range(S)]
         self.delivered = 0
         self.assembled = 0
-        self.purchase = self.production = self.holding = 0
+        self.purchase = self.production = self.holding = self.lateness = 0
         self.fired: list[Any] = []
         self.orders: list[Order] = []
         self.history: list[DayRecord] = []
@@ -113,8 +115,8 @@ class SupplySim:
         return self.inst.demand - self.delivered - self.made_today[PACKAGING]
 
     def cost(self) -> int:
-        """Purchase + production + holding + the shortfall penalty (the objective)."""
-        return self.spent + self.holding + self.inst.shortfall_penalty * self.shortfall()
+        """Purchase + production + holding + lateness + the shortfall penalty (the objective)."""
+        return self.spent + self.holding + self.lateness + self.inst.shortfall_penalty * self.shortfall()
 
     def through(self, k: int) -> int:
         """Units that have passed stage ``k`` so far (today's output included)."""
@@ -129,7 +131,7 @@ class SupplySim:
         """Everything that decides what can happen from now on, hashable (for caches)."""
         return (self.day, self.done, tuple(self.on_hand), tuple(self.stock), tuple(self.made_today),
                 tuple(map(tuple, self.ordered_today)), self.delivered, self.assembled, self.purchase,
-                self.production, self.holding, tuple(self.clock.pending()), tuple(self.fired))
+                self.production, self.holding, self.lateness, tuple(self.clock.pending()), tuple(self.fired))
 
     def in_transit(self) -> list[tuple[int, int, int]]:
         """``(day, component, units)`` of every order still on its way."""
@@ -210,26 +212,27 @@ class SupplySim:
         return max(0, inst.need(c) - inst.components[c].bom * self.assembled - self.on_hand[c] - coming)
 
     def order_useful(self, c: int, s: int) -> tuple[int, str]:
-        """:meth:`order_limit` narrowed to what can still help: arriving by the day before
-        the last two stages, and no more than the demand still needs."""
+        """:meth:`order_limit` narrowed to what can still help: arriving in time to be
+        assembled, tested and packaged by the plan's last day, and no more than the demand
+        still needs."""
         left, why = self.order_limit(c, s)
         if left <= 0:
             return 0, why
         eta = self.day + self.inst.suppliers[s].lead_time
-        if eta > self.inst.due_day - PACKAGING:
-            return 0, f"arriving on day {eta} is too late to assemble, test and package by day {self.inst.due_day}"
+        if eta > self.inst.end_day - PACKAGING:
+            return 0, f"arriving on day {eta} is too late to assemble, test and package by day {self.inst.end_day}"
         need = self.still_needed(c)
         if need <= 0:
             return 0, f"the demand needs no more {self.inst.components[c].name}"
         return min(left, need), ""
 
     def produce_useful(self, k: int) -> tuple[int, str]:
-        """:meth:`produce_limit` narrowed to what can still be packaged by the due day."""
+        """:meth:`produce_limit` narrowed to what can still be packaged by the plan's last day."""
         left, why = self.produce_limit(k)
         if left <= 0:
             return 0, why
-        if self.day > self.inst.due_day - (PACKAGING - k):
-            return 0, f"{STAGES[k]} on day {self.day} is too late to package by day {self.inst.due_day}"
+        if self.day > self.inst.end_day - (PACKAGING - k):
+            return 0, f"{STAGES[k]} on day {self.day} is too late to package by day {self.inst.end_day}"
         if k == ASSEMBLY:
             left = min(left, self.inst.demand - self.assembled)
             if left <= 0:
@@ -248,6 +251,7 @@ class SupplySim:
         cost = quantity * inst.prices[s][c]
         self.ordered_today[s][c] += quantity
         self.purchase += cost
+        self.lateness += quantity * inst.arrival_lateness(c, eta)
         if eta == self.day:
             self.on_hand[c] += quantity
         else:
@@ -269,6 +273,8 @@ class SupplySim:
             self.assembled += quantity
         else:
             self.stock[k - 1] -= quantity
+            if k == PACKAGING:
+                self.lateness += quantity * inst.packing_lateness(self.day)
         self.made_today[k] += quantity
         cost = quantity * inst.facilities[k].cost_per_unit
         self.production += cost
@@ -278,7 +284,7 @@ class SupplySim:
 
     def next_day(self) -> list[Any]:
         """End the day (output moves on, holding is charged) and begin the next one; returns
-        the disruptions that struck at its start. After the due day the plan is over."""
+        the disruptions that struck at its start. After the plan's last day it is over."""
         inst = self.inst
         made = list(self.made_today)
         self.stock[ASSEMBLY] += self.made_today[ASSEMBLY]
@@ -289,7 +295,7 @@ class SupplySim:
         self.holding += sum(comp.holding * q for comp, q in zip(inst.components, self.on_hand))
         self.holding += inst.wip_holding * sum(self.stock)
         self.history.append(DayRecord(self.day, tuple(self.on_hand), tuple(self.stock), tuple(made), self.spent))
-        if self.day >= inst.due_day:
+        if self.day >= inst.end_day:
             self.done = True
             return []
         return self.fire(self.clock.advance(until=self.day + 1))
