@@ -180,7 +180,14 @@ def test_edited_data_gets_no_stored_plan():
 
 
 def test_generated_instances_are_solved_visibly(capsys):
+    # the default yardstick of a generated instance is the solver's, whose plan the oracle submits
     env = JobShopEnv(generator=(4, 3))
+    obs, info = env.reset(seed=3)
+    obs, reward, terminated, _, info = env.step(OraclePolicy(env)(obs, info))
+    assert info["valid"] and terminated and info["metrics"]["optimality"] == 1.0
+    assert capsys.readouterr().err == ""  # no second solve: the reference holds the plan
+    # with reference="bound" there is no plan: OraclePolicy solves, and says so
+    env = JobShopEnv(generator=(4, 3), reference="bound")
     obs, info = env.reset(seed=3)
     policy = OraclePolicy(env, jssp_time_limit=2.0, jssp_workers=1)
     obs, reward, terminated, _, info = env.step(policy(obs, info))
@@ -188,7 +195,7 @@ def test_generated_instances_are_solved_visibly(capsys):
     err = capsys.readouterr().err
     assert "has no stored plan; solving with CP-SAT for up to 2 s on 1 worker(s)" in err
     assert "CP-SAT OPTIMAL" in err
-    # the reference of a generated instance is a lower bound, so optimality is at most 1
+    # measured against a lower bound, optimality is at most 1
     assert info["metrics"]["best_known"] is None and info["metrics"]["gap_to_best_known"] is None
     assert 0 < info["metrics"]["optimality"] <= 1.0
     quiet = OraclePolicy(env, jssp_time_limit=2.0, jssp_workers=1, verbose=False)
@@ -235,13 +242,19 @@ def test_instance_swap_updates_the_reference():
     assert env.reference.extra["best_known"] == 655
 
 
-def test_generated_instance_keeps_a_lower_bound_reference():
+def test_generated_instance_is_measured_against_the_solver_or_on_request_its_lower_bound():
     inst = random_instance(5, 4, 7)
     env = JobShopEnv(inst)
     env.reset()
     assert reference_plan(inst) is None
     ref = env.reference
-    assert (ref.value, ref.extra["reference_kind"]) == (inst.trivial_lower_bound(), "lower_bound")
+    assert ref.source == "solved" and ref.status == "OPTIMAL" and ref.workers == 1
+    assert ref.extra["reference_kind"] == "optimum" and ref.value == ref.bound > inst.trivial_lower_bound()
+    assert plan_makespan(inst, ref.plan["sequence"]) == ref.value  # OraclePolicy submits it: 1
+    bound = JobShopEnv(inst, reference="bound").reference
+    assert (bound.value, bound.extra["reference_kind"]) == (inst.trivial_lower_bound(), "lower_bound")
+    with pytest.raises(ValueError, match='"bound"'):
+        JobShopEnv(inst, reference="best")
 
 
 def test_reference_is_the_best_known_value_with_the_stored_plan_as_one_record():
@@ -277,7 +290,7 @@ def test_instance_values_give_the_reference_without_a_plan():
     ]
     for values, value, status, kind, bound in cases:
         inst = JSSPInstance(durations=base.durations, machines=base.machines, name="mine", **values)
-        ref = JobShopEnv(inst).reference
+        ref = JobShopEnv(inst, reference="bound").reference  # no solver: the instance's values
         assert (ref.value, ref.status, ref.extra["reference_kind"], ref.bound) == (value, status, kind, bound)
         assert ref.plan is None and ref.source == "instance" and ref.solver == ""
         assert ref.feasible == (status != "LOWER_BOUND")

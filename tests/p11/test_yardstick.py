@@ -133,3 +133,31 @@ def test_a_seeded_resolve_keeps_its_history_and_never_lengthens_a_plan(tmp_path,
     assert new["makespan"] == 55 and new["status"] == "OPTIMAL" and new["solver_bound"] == 55
     assert (new["time_limit"], new["num_workers"]) == (2.0, 1) and "interleave_search" in new["solver"]
     assert new["seeded_with"]["makespan"] == info["makespan"] > 55
+
+
+def test_generated_instances_use_the_solver_value_in_both_envs_and_resets_never_solve(monkeypatch):
+    from crab_gym.envs.realm.jobshop import references
+
+    calls = []
+    real = references.solve_jssp
+    monkeypatch.setattr(references, "solve_jssp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    references._solved.cache_clear()
+    vec = JobShopVectorEnv(2, generator=(4, 3))
+    obs, _ = vec.reset(seed=5)
+    assert calls == []  # the solver waits for the first completed episode
+    singles = [JobShopEnv(generator=(4, 3)) for _ in range(2)]
+    for i, env in enumerate(singles):
+        env.reset(seed=5 + i)
+        assert env.instance.same_data(vec.batch.instances[i])
+    done = np.zeros(2, dtype=bool)
+    while not done.all():
+        actions = obs["action_mask"].argmax(axis=1)
+        obs, _, terminated, _, info = vec.step(actions)
+        for i in np.flatnonzero(terminated & ~done):
+            ref = singles[i].reference
+            assert ref.source == "solved" and info["reference"][i] == ref.value
+            assert info["optimality"][i] == pytest.approx(min(1.0, ref.value / info["makespan"][i]))
+        done |= terminated
+    bound = JobShopVectorEnv(2, generator=(4, 3), reference="bound")
+    bound.reset(seed=5)
+    assert bound._measures == [inst.trivial_lower_bound() for inst in bound.batch.instances]

@@ -23,12 +23,13 @@ from pydantic import Field
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import render as rendering
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import instance_reference, literature
+from crab_gym.envs.realm.jobshop.references import literature, yardstick
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
@@ -216,9 +217,9 @@ class JobShopEnv(RealmEnv):
     #: before it (the makespan reward): per-step scratch, not state.
     transient_attributes = (*RealmEnv.transient_attributes, "_last_op", "_lb_before")
     #: The best known makespan and stored plan of a shipped instance's data, else the
-    #: instance's own bounds: a
-    #: lookup, never a solver (see :func:`~crab_gym.envs.realm.jobshop.references.instance_reference`).
-    reference_lookup = staticmethod(instance_reference)
+    #: instance's own values, else the solver's (see
+    #: :func:`~crab_gym.envs.realm.jobshop.references.yardstick`; ``reference="bound"``: no solver).
+    reference_lookup = staticmethod(yardstick)
 
     @checked_init
     def __init__(
@@ -226,7 +227,7 @@ class JobShopEnv(RealmEnv):
         instance: str | Path | JSSPInstance = DEFAULT_INSTANCE,
         *,
         generator: tuple[int, int] | dict[str, int] | None = None,
-        reference: float | None = None,
+        reference: float | Literal["bound"] | None = None,
         reward_mode: RewardMode = "default",
         render_mode: str | None = None,
         invalid_action_penalty: float = 0.0,
@@ -236,6 +237,7 @@ class JobShopEnv(RealmEnv):
         if reward_mode not in ("default", "makespan"):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
         self.reward_mode = reward_mode
+        self._bound_only = check_reference_option(reference)
         self._generator = generator_options(generator)
         if self._generator is not None:
             g = self._generator
@@ -245,7 +247,7 @@ class JobShopEnv(RealmEnv):
             inst = self._load_instance(instance)
             max_p = max(99, max(max(r) for r in inst.durations))
         super().__init__(
-            _make_actions(inst.n_jobs), reference=reference, render_mode=render_mode,
+            _make_actions(inst.n_jobs), reference=None if self._bound_only else reference, render_mode=render_mode,
             invalid_action_penalty=invalid_action_penalty, progress_weight=progress_weight,
             optimality_weight=optimality_weight,
         )
@@ -295,6 +297,10 @@ class JobShopEnv(RealmEnv):
         """What the reference makespan is (``"optimum"``, ``"upper_bound"``,
         ``"lower_bound"``, or ``"given"`` for ``reference=``)."""
         return self.reference.extra.get("reference_kind", "given")
+
+    def _solve_reference(self) -> Reference:
+        """The yardstick of the current instance (``reference="bound"``: never the solver)."""
+        return yardstick(self.instance, solve=not self._bound_only)
 
     def _agent_cost(self) -> float | None:
         """The makespan of a complete schedule (None before every operation is placed)."""
@@ -508,6 +514,16 @@ def observation_space_for(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces
             "action_mask": spaces.MultiBinary(n_flat),
         }
     )
+
+
+def check_reference_option(reference: Any) -> bool:
+    """Whether ``reference`` asks for the no-solver yardstick (``"bound"``); any other string
+    is refused (a number is a makespan to score against, None the default yardstick)."""
+    if isinstance(reference, str):
+        if reference != "bound":
+            raise ValueError(f'reference must be a makespan, "bound" or None, got {reference!r}')
+        return True
+    return False
 
 
 def generator_options(generator: Any) -> dict[str, int] | None:

@@ -23,13 +23,14 @@ from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.jobshop.env import (
     DEFAULT_INSTANCE,
     INSTANCE_KIND,
+    check_reference_option,
     generator_options,
     observation_space_for,
 )
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import instance_reference
+from crab_gym.envs.realm.jobshop.references import yardstick
 from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
 
 try:  # Gymnasium >= 1.1 names the autoreset modes; 1.0 always resets on the next step
@@ -40,6 +41,8 @@ except ImportError:  # pragma: no cover - Gymnasium 1.0
     _NEXT_STEP = "NextStep"
 
 InstanceSpec = str | Path | JSSPInstance
+#: A reference left for the solver until the env first completes (see ``_measure``).
+_UNSOLVED = object()
 
 
 class JobShopVectorEnv(gym.vector.VectorEnv):
@@ -87,7 +90,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
     | `num_envs` | 1 | how many envs |
     | `instance` | `"ft06"` | one instance for every env (a shipped name, a file or a `JSSPInstance`), or a sequence of `num_envs` of them, all of one size |
     | `generator` | `None` | `(n_jobs, n_machines)` or the single env's dict: every env draws a fresh instance with Taillard's scheme at each of its resets, from its own seeded generator (env `i` is seeded `seed + i`, as `SyncVectorEnv` seeds its envs) |
-    | `reference` | `None` | a makespan every env is scored against |
+    | `reference` | `None` | a makespan every env is scored against, or `"bound"`: as the single env, an instance with no best known value is scored against its lower bound instead of the solver's value (no solver; for training on `generator=`) |
     | `reward_mode`, `invalid_action_penalty`, `progress_weight`, `optimality_weight` | | as the single env |
     | `copy` | `True` | return copies of the changing observation arrays (`False`: read-only views, valid until the next step or reset; the instance arrays are never copied, they are read-only and replaced rather than changed) |
     """
@@ -100,7 +103,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         instance: InstanceSpec | Sequence[InstanceSpec] = DEFAULT_INSTANCE,
         *,
         generator: tuple[int, int] | dict[str, int] | None = None,
-        reference: float | None = None,
+        reference: float | str | None = None,
         reward_mode: str = "default",
         invalid_action_penalty: float = 0.0,
         progress_weight: float = 0.5,
@@ -117,7 +120,8 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         self.progress_weight = float(progress_weight)
         self.optimality_weight = float(optimality_weight)
         self.copy = bool(copy)
-        self._fixed_reference = None if reference is None else float(reference)
+        self._bound_only = check_reference_option(reference)
+        self._fixed_reference = None if reference is None or self._bound_only else float(reference)
         self._generator = generator_options(generator)
         self._rngs = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
         if self._generator is not None:
@@ -155,15 +159,26 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             out.append(loaded[key])
         return out
 
-    def _reference_measures(self, instances: Sequence[JSSPInstance]) -> list[float | None]:
-        """Each env's reference makespan, as the single env measures optimality (None: none)."""
+    def _reference_measures(self, instances: Sequence[JSSPInstance]) -> list[Any]:
+        """Each env's reference makespan, as the single env measures optimality: known at once
+        where it is a lookup (shipped data, literature or given values), else
+        :data:`_UNSOLVED` until the env first completes (:meth:`_measure` then asks the
+        solver, once per instance data), so a reset never waits for a solver."""
         if self._fixed_reference is not None:
             return [self._fixed_reference] * len(instances)
-        cache: dict[int, float | None] = {}
+        cache: dict[int, Any] = {}
         for inst in instances:
             if id(inst) not in cache:
-                cache[id(inst)] = instance_reference(inst).measure
+                ref = yardstick(inst, solve=False)
+                unsolved = not self._bound_only and ref.status == "LOWER_BOUND"
+                cache[id(inst)] = _UNSOLVED if unsolved else ref.measure
         return [cache[id(inst)] for inst in instances]
+
+    def _measure(self, i: int) -> float | None:
+        """Env ``i``'s reference makespan (solved now if it was left for the solver)."""
+        if self._measures[i] is _UNSOLVED:
+            self._measures[i] = yardstick(self.batch.instances[i]).measure
+        return self._measures[i]
 
     def _set_measures(self, rows: Sequence[int], instances: Sequence[JSSPInstance]) -> None:
         for i, measure in zip(rows, self._reference_measures(instances), strict=True):
@@ -236,7 +251,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         if terminated.any():
             done = np.flatnonzero(terminated)
             # a complete schedule keeps every constraint (the single env's checker agrees)
-            optimality = np.array([optimality_ratio(self._measures[i], int(batch.makespan[i])) for i in done])
+            optimality = np.array([optimality_ratio(self._measure(i), int(batch.makespan[i])) for i in done])
             if default:
                 rewards[done] += self.optimality_weight * optimality
             self._final_info(info, done, optimality)
@@ -299,7 +314,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         opt = np.zeros(self.num_envs)
         opt[done] = optimality
         ref = np.full(self.num_envs, np.nan)
-        ref[done] = [np.nan if self._measures[i] is None else self._measures[i] for i in done]
+        ref[done] = [np.nan if self._measure(i) is None else self._measure(i) for i in done]
         info.update(makespan=makespan, _makespan=present, optimality=opt, _optimality=present.copy(),
                     reference=ref, _reference=present.copy())
 
