@@ -25,7 +25,11 @@ import numpy as np
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
+
+#: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
+#: is measured by the runner, never by the env).
+REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
 
 #: Clock bound of the P1/P2 observations (two days, in minutes: the latest upstream clock hour).
 DAY = MAX_HOUR * 60
@@ -325,6 +329,16 @@ class RealmEnv(CrabEnv):
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ the REALM metrics
+    def _info(self, call: dict[str, Any] | None, valid: bool, error: str, passed: list[str],
+              metrics: dict[str, Any], solution: dict[str, Any]) -> dict[str, Any]:
+        """Every episode end reports each of the :data:`REALM_METRICS`: those a problem
+        does not measure (coordination of a single actor, adaptation without disruptions)
+        are ``None``, the one way "not applicable" is reported."""
+        if metrics:
+            metrics = {**{name: NOT_APPLICABLE for name in REALM_METRICS}, **metrics}
+        return super()._info(call, valid, error, passed, metrics, solution)
 
     # ------------------------------------------------------------------ multi-agent view
     def joint_pass_call(self) -> dict[str, Any] | None:
