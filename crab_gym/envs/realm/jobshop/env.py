@@ -144,8 +144,11 @@ class JobShopEnv(RealmEnv):
     upper bound), so 1 means a plan as short as the best known; `reference.plan` holds the
     `submit_plan` arguments of the stored CP-SAT plan that `OraclePolicy` submits, which
     scores `best_known / its makespan` (below 1 where it is longer). For any other instance
-    its proven optimum, else its best known upper bound, else a lower bound (which understates
-    the optimality ratio, never overstates it), or the `reference=` value.
+    its own proven optimum or best known upper bound; for one with neither (a generated one)
+    the solver's value: CP-SAT's best schedule on one worker within a deterministic limit,
+    solved once per instance data when first needed and cached (its status and bound on the
+    reference, its plan in `reference.plan`; `reference="bound"` takes the instance's lower
+    bound instead, with no solver). Or the `reference=` value.
 
     * `reward_mode="default"`: `progress_weight` (0.5) x the rise in the share of jobs
       completed at each step, plus `optimality_weight` (0.5) x the optimality ratio
@@ -195,8 +198,8 @@ class JobShopEnv(RealmEnv):
     | parameter | type | default | description |
     |---|---|---|---|
     | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
-    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is a lower bound |
-    | `reference` | `float` | `None` | a known makespan to score against instead of the stored plan's or the instance's |
+    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards) |
+    | `reference` | `float` or `"bound"` | `None` | a known makespan to score against instead of the best known; `"bound"`: an instance with no best known value is scored against its lower bound, without a solver (for training on `generator=`) |
     | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
     | `render_mode` | `"ansi"`, `"rgb_array"` or `None` | `None` | `ansi`: each machine's operations as text (`j3[0-94)` is job 3 from 0 to 94); `rgb_array`: a Gantt chart with the makespan (black) and the reference (red) |
     | `invalid_action_penalty` | `float` | 0.0 | subtracted from the reward of an invalid action |
@@ -210,7 +213,10 @@ class JobShopEnv(RealmEnv):
       limit, workers, `plan` = the stored plan's `submit_plan` arguments, `extra` =
       `reference_kind` and the literature's values); it replaces the attributes
       `reference_makespan` and `reference_kind`. `reference=` was added. The info and
-      metrics keys are unchanged.
+      metrics keys are unchanged. Issue 22: the reference of a shipped instance is the
+      literature's best known makespan (it was the stored CP-SAT plan's, so a plan 5 %
+      above ta01's optimum scored 1.0); an instance with no best known value is measured
+      against the solver's value (it was a lower bound); `reference="bound"` was added.
     """
 
     #: The operation scheduled by the last step (render highlight) and the makespan bound
