@@ -38,7 +38,7 @@ import numpy as np
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode import episode_success
-from crab_gym.datasets import list_instances
+from crab_gym.datasets import generate_instance, list_instances
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
 QUALITY_METRICS = ("optimality", "planning_quality", "coordination", "adaptation")
@@ -87,6 +87,8 @@ class InstanceScores:
 
     instance: str
     outcomes: list[Outcome] = field(default_factory=list)
+    #: one of the set the discrimination promise is about (not a generated extra)
+    ranked: bool = True
 
     def by(self, label: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.label == label]
@@ -126,8 +128,10 @@ class ScoringReport:
             raise AssertionError(f"{self.env_id} breaks the scoring contract:\n  {counts}\nexamples:\n  {shown}")
 
     def mean_optimality(self, label: str) -> float | None:
-        """Mean optimality of a role over the instances that played it (None: none did)."""
-        values = [statistics.fmean(o.optimality for o in s.by(label)) for s in self.instances if s.by(label)]
+        """Mean optimality of a role over the ranked instances (the shipped set, or those
+        given) that played it (None: none did)."""
+        values = [statistics.fmean(o.optimality for o in s.by(label)) for s in self.instances
+                  if s.ranked and s.by(label)]
         return statistics.fmean(values) if values else None
 
     def counts(self) -> dict[str, int]:
@@ -485,6 +489,15 @@ def shipped_instances(env_id: str) -> list[str]:
     return list(list_instances(_problem(env_id)))
 
 
+def generated_instances(env_id: str, count: int, seed: int = 1000) -> list[Any]:
+    """``count`` small instances from the problem's seeded generator (their references are
+    solved once and cached, as for any generated instance)."""
+    problem = _problem(env_id)
+    if problem == "P11":
+        return [generate_instance(problem, 6, 6, seed + k) for k in range(count)]
+    return [generate_instance(problem, size="small", seed=seed + k) for k in range(count)]
+
+
 def greedy_factory(env_id: str) -> Callable[[gym.Env], Any] | None:
     """The id's greedy heuristic (the policy the registry marks ``greedy``), or None."""
     for spec in policy_specs().values():
@@ -522,7 +535,8 @@ def score_instance(env: gym.Env, name: str, *, random_episodes: int, search_trie
 def check_scoring(
     env_id: str,
     *,
-    instances: Sequence[str] | None = None,
+    instances: Sequence[Any] | None = None,
+    generated: int = 0,
     random_episodes: int = 2,
     search_tries: int = 20,
     seed: int = 0,
@@ -530,27 +544,33 @@ def check_scoring(
     make_kwargs: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ScoringReport:
-    """Check the scoring contract of ``env_id`` on its shipped instances (or ``instances``).
+    """Check the scoring contract of ``env_id`` on its shipped instances (or ``instances``:
+    names, files or instance objects), plus ``generated`` small instances of its generator.
 
     Per instance it scores doing nothing, ``random_episodes`` masked random episodes, the
     greedy heuristic, the oracle, reorderings of the reference plan and ``search_tries``
     steps of local search from it; then checks promises 1-4 on every outcome and promise 5
-    (with ``margin`` between the role means) over the set. Returns a :class:`ScoringReport`
+    (with ``margin`` between the role means) over the shipped set or ``instances`` (the
+    generated extras are too few and too small to rank the roles). Returns a :class:`ScoringReport`
     (``raise_if_failed()`` raises listing every broken promise)."""
     names = list(instances) if instances is not None else shipped_instances(env_id)
+    ranked = len(names)
+    names += generated_instances(env_id, generated, seed=1000 + seed)
     report = ScoringReport(env_id)
     greedy = greedy_factory(env_id)
     if greedy is None:
         report.notes.append("no greedy heuristic is registered for this id")
-    for name in names:
+    for index, instance in enumerate(names):
+        name = str(getattr(instance, "name", instance))
         if progress is not None:
             progress(name)
-        env = gym.make(env_id, instance=name, **dict(make_kwargs or {}))  # spaces follow the instance
+        env = gym.make(env_id, instance=instance, **dict(make_kwargs or {}))  # spaces follow the instance
         try:
             scores, measure = score_instance(env, name, random_episodes=random_episodes,
                                              search_tries=search_tries, seed=seed, greedy=greedy)
         finally:
             env.close()
+        scores.ranked = index < ranked
         report.instances.append(scores)
         _check_instance(report, scores, measure)
     check_discrimination(report, margin)

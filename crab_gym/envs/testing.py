@@ -479,14 +479,14 @@ def check_contract(
     return report
 
 
-def scoring_main(ids: list[str], seed: int, tries: int) -> int:
+def scoring_main(ids: list[str], seed: int, tries: int, generated: int = 0) -> int:
     """``--scoring``: :func:`check_scoring` on each REALM id, a row per id, failures on stderr."""
     ids = ids or realm_ids()
     print("| env | instances | do-nothing | random | greedy | oracle | promises |")
     print("|---|---:|---:|---:|---:|---:|---|")
     failed = False
     for env_id in ids:
-        report = check_scoring(env_id, seed=seed, search_tries=tries)
+        report = check_scoring(env_id, seed=seed, search_tries=tries, generated=generated)
         means = [report.mean_optimality(label) for label in DISCRIMINATION_ORDER]
         cells = " | ".join("n/a" if m is None else f"{m:.3f}" for m in means)
         verdict = "kept" if report.ok else f"{sum(report.kinds().values())} broken"
@@ -507,9 +507,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--scoring", action="store_true",
                         help="check the scoring contract (check_scoring) on every shipped instance instead")
     parser.add_argument("--tries", type=int, default=20, help="--scoring: local-search steps per instance (default 20)")
+    parser.add_argument("--generated", type=int, default=0,
+                        help="--scoring: also check this many small generated instances per id (default 0)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.scoring:
-        return scoring_main(args.ids, args.seed, args.tries)
+        return scoring_main(args.ids, args.seed, args.tries, args.generated)
     ids = args.ids or registered_env_ids()
     print("| env | steps | episodes | legal | invalid tried | out of space | exceptions | contract |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
