@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from crab_gym.core.spaces import short_repr
 from crab_gym.envs.registration import realm_ids, register_envs
-from crab_gym.envs.scoring_check import DISCRIMINATION_ORDER, ScoringReport, check_scoring
+from crab_gym.envs.scoring_check import DISCRIMINATION_ORDER, ScoringReport, check_scoring  # noqa: F401 - re-exported
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
