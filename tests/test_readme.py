@@ -59,7 +59,7 @@ def test_documented_error_for_bad_arguments(namespace):
 
 def test_environment_example_runs():
     blocks = python_blocks()
-    env_block = next(b for b in blocks if 'gym.make("Realm-P3-v0"' in b)
+    env_block = next(b for b in blocks if 'gym.make("Realm-P3-v0"' in b and "render()" in b)
     printed = run_block(env_block, {"__name__": "readme_example"})
     assert printed[0].startswith("p3_small_01: clock 07:00; served 0/4")
     assert any("pickup:p1" in line for line in printed)

@@ -7,11 +7,14 @@ legal ones from ``action_masks()`` (also through ``SubprocVecEnv``, which calls 
 each worker). Needs the ``rl`` extra: ``pip install "crab_gym[rl]"`` (stable-baselines3,
 sb3-contrib, torch; a CPU-only torch is enough).
 
-Typical use::
+Typical use (``subproc=True`` starts worker processes, which import the main script again:
+keep the training under the ``__main__`` guard)::
 
     from crab_gym.baselines.sb3 import train_maskable_ppo, evaluate_masked
-    model = train_maskable_ppo("Realm-P11-v0", 50_000, n_envs=2, subproc=True)
-    print(evaluate_masked(model, "Realm-P11-v0", episodes=5).mean_metrics)
+
+    if __name__ == "__main__":
+        model = train_maskable_ppo("Realm-P11-v0", 50_000, n_envs=2, subproc=True)
+        print(evaluate_masked(model, "Realm-P11-v0", episodes=5).mean_metrics)
 """
 
 from __future__ import annotations
