@@ -13,12 +13,12 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.envs.realm.common.coordination import savings_share
+from crab_gym.envs.realm.common.references import normalised_optimality
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
-from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
 from crab_gym.envs.realm.thanksgiving.formats import load_p6
 from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action, greedy_play
 from crab_gym.envs.realm.thanksgiving.replan import replan_from
+from crab_gym.envs.realm.thanksgiving.scoring import coordination, optimality_baseline
 from crab_gym.envs.testing import state_snapshot
 from crab_gym.wrappers.disruption import DisruptionWrapper
 
@@ -59,11 +59,14 @@ def test_oracle_policy_scores_one_on_p9_resubmitting_at_each_pause(name):
 def test_greedy_is_feasible_and_named_in_the_registry():
     spec = policy_specs()["thanksgiving_greedy"]
     assert spec.fits("Realm-P6-v0") and spec.fits("Realm-P9-v0") and not spec.fits("Realm-P2-v0")
-    for env_id, name in (("Realm-P6-v0", "p6_large_00"), ("Realm-P9-v0", "p9_large_05")):
+    # p6_large_00: greedy serves dinner at 254 + 17 minutes against the best 254 and the
+    # deadline's 315: (315 - 271) / (315 - 254) = 0.721.
+    for env_id, name, expected in (("Realm-P6-v0", "p6_large_00", 0.721), ("Realm-P9-v0", "p9_large_05", 0.993)):
         env = gym.make(env_id, instance=name)
         _, info = _play(env, spec.factory(env))
         m = info["metrics"]
-        assert m["feasible"] and m["planning_quality"] == 1.0 and 0.9 < m["optimality"] <= 1.0
+        assert m["feasible"] and m["planning_quality"] == 1.0 and m["late_minutes"] == 0
+        assert m["optimality"] == pytest.approx(expected, abs=1e-3)
 
 
 def test_metrics_and_solution_agree_with_the_checker():
@@ -72,13 +75,16 @@ def test_metrics_and_solution_agree_with_the_checker():
     base = env.unwrapped
     inst = base.instance
     sol = info["solution"]
-    verdict = check_plan(inst, sol, landings_of(inst, inst.delays), base.reference.value)
+    ref = base.reference
+    solo = ref.extra["solo_bound"]
+    baseline = optimality_baseline(inst, ref.value, solo)
+    assert baseline == inst.deadline - inst.start_time  # the reference keeps the deadline
+    verdict = check_plan(inst, sol, landings_of(inst, inst.delays), ref.value, baseline)
     for key in ("planning_quality", "optimality", "constraint_satisfaction"):
         assert info["metrics"][key] == pytest.approx(verdict.metrics[key])
-    solo = solo_cost(inst, landings_of(inst, inst.delays))
-    assert info["metrics"]["solo_cost"] == pytest.approx(solo)
+    assert info["metrics"]["solo_cost"] == pytest.approx(solo) and info["metrics"]["baseline_cost"] == baseline
     assert info["metrics"]["coordination"] == pytest.approx(
-        savings_share(verdict.cost, verdict.feasible, solo, base.reference.value))
+        coordination(inst, ref.value, verdict.cost, verdict.feasible, solo))
     assert info["metrics"]["cost"] == pytest.approx(verdict.cost)
     assert {"pickups", "cooking_schedule", "dinner_ready", "cost", "delays"} <= set(sol)
 
@@ -170,7 +176,10 @@ def test_adaptation_scores_a_poor_replan_below_one():
     greedy = check_plan(env.instance, greedy_play(snapshot.copy()).plan(), landings_of(env.instance, env.instance.delays))
     best = min(c.cost for c in (replan, greedy) if c.feasible)
     assert m["feasible"] and m["adaptation_reference_cost"] == pytest.approx(best)
-    assert m["adaptation"] == pytest.approx(best / m["cost"]) and m["adaptation"] < 0.95
+    on_time = env.instance.deadline - env.instance.start_time  # the continuation keeps the deadline
+    assert best < on_time and m["cost"] > best
+    assert m["adaptation"] == pytest.approx(normalised_optimality(best, m["cost"], True, on_time))
+    assert m["adaptation"] < 0.8
 
 
 def test_renders_are_readable_sizes():

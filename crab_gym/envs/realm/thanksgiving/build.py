@@ -7,7 +7,9 @@ Instance ``p6_<size>_<k>`` is ``generate_p6(size, seed=k)`` (P9: ``generate_p9``
 7 medium and 6 large each. P6 references are CP-SAT's plans (one worker, a deterministic time
 limit, so a rebuild anywhere gives the same records); small P6 instances also carry the
 exhaustive search's optimum (``brute_force_value``) as a cross-check. P9 references are the
-adaptive oracle's afternoons (:mod:`.replan`), with the hindsight optimum as their bound.
+hindsight optimum (every delay known from the start), with the best afternoon without
+foresight (the adaptive oracle's, :mod:`.replan`, or the greedy policy's) as
+``adaptive_value``. Every record holds the one-at-a-time afternoon (``solo_*``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from crab_gym.envs.realm.thanksgiving.generator import generate_p6, generate_p9
 from crab_gym.envs.realm.thanksgiving.model import INSTANCE_DIRS
 from crab_gym.envs.realm.thanksgiving.references import p6_record, p9_record
 
-UNITS = "minutes: (dinner ready - start_time) + 0.01 x driving minutes"
+UNITS = ("minutes: (dinner ready - start_time) + 0.01 x driving minutes when served by the deadline; late: "
+         "(served - start_time) + 10 x minutes late + 0.01 x driving minutes")
 
 SHIPPED = {
     "p6": ShippedSet(
@@ -29,9 +32,10 @@ SHIPPED = {
     ),
     "p9": ShippedSet(
         INSTANCE_DIRS["p9"], "p9", generate_p9, p9_record, units=UNITS,
-        value="the adaptive oracle's cost (plan on schedule, re-solved at each delay announcement)",
-        status="ADAPTIVE(OPTIMAL): the adaptive oracle's, every solve proved optimal; ADAPTIVE(GREEDY): the greedy "
-               "policy's, better than the adaptive oracle's; bound: the hindsight optimum",
+        value="the best plan known: CP-SAT with every delay known from the start (hindsight)",
+        status="OPTIMAL: the hindsight plan, proved by CP-SAT; adaptive_status of the best afternoon without "
+               "foresight: ADAPTIVE(OPTIMAL), the adaptive oracle's (every solve proved optimal), or "
+               "ADAPTIVE(GREEDY), the greedy policy's",
     ),
 }
 

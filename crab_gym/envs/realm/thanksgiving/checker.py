@@ -9,16 +9,24 @@ landings, delays included) and is home ``travel_minutes`` after that.
 
 Declared constraints (``constraint_satisfaction`` is the share that hold):
 
-* ``task:<id>``: cooked exactly once, by a cook with the skill who is home by its start, after
-  its predecessors end, and ending by the deadline;
-* ``fetched:<id>`` per traveller: fetched exactly once, home by the deadline;
+* ``task:<id>``: cooked exactly once, by a cook with the skill who is home by its start, and
+  after its predecessors end;
+* ``fetched:<id>`` per traveller: fetched exactly once;
 * ``cook:<id>``: the cook's tasks do not overlap; ``car:<id>``: the car's trips do not overlap,
   none leaves before ``start_time`` and none carries more than ``seats`` passengers;
 * ``kitchen``: at most ``kitchen_capacity`` tasks at once; ``oven``: one oven task at a time.
 
-``planning_quality`` is the share of tasks and travellers whose constraint holds. ``cost`` is
-``(ready - start_time) + DRIVE_WEIGHT x driving`` (``ready``: the last task's end).
-``coordination`` needs a baseline afternoon and the reference: :mod:`.coordination`.
+The deadline is soft: a task ending or a traveller home after it breaks no constraint, and
+costs ``LATE_WEIGHT`` per minute late (``late``: minutes after the deadline until dinner is
+served, the last task done and every traveller home). ``planning_quality`` is the share of
+tasks and travellers whose constraint holds. ``cost`` is :func:`~.model.dinner_cost`:
+``(ready - start_time) + DRIVE_WEIGHT x driving`` (``ready``: the last task's end) when
+dinner is served by the deadline, else ``(served - start_time) + LATE_WEIGHT x late +
+DRIVE_WEIGHT x driving``.
+``optimality`` is :func:`~crab_gym.envs.realm.common.references.normalised_optimality` from a
+``baseline`` cost (default: dinner at the deadline, :func:`~.scoring.latest_acceptable`) to
+the ``reference``; the env's baseline rule is :mod:`.scoring`'s. ``coordination`` needs the
+one-at-a-time afternoon: :mod:`.coordination`.
 """
 
 from __future__ import annotations
@@ -28,15 +36,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from crab_gym.envs.realm.common.plan_check import PlanCheck
-from crab_gym.envs.realm.common.references import optimality_ratio
-from crab_gym.envs.realm.thanksgiving.model import DRIVE_WEIGHT, ThanksgivingInstance
+from crab_gym.envs.realm.common.references import normalised_optimality
+from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance, dinner_cost
 
 
 @dataclass
 class ThanksgivingCheck(PlanCheck):
-    """``cost`` in minutes: dinner-ready minutes after ``start_time`` plus 0.01 x driving."""
+    """``cost`` in minutes: minutes after ``start_time`` until dinner is served (the last task
+    done, every traveller home), plus 10 per minute late, plus 0.01 x driving. ``ready``: the
+    last task's end; ``late``: minutes after the deadline until dinner is served (None: a task
+    is not scheduled)."""
 
     ready: int | None = None
+    late: int | None = None
     driving: int = 0
     home: dict[str, int] | None = None
 
@@ -79,10 +91,12 @@ def trip_times(inst: ThanksgivingInstance, pickups: list[dict[str, Any]], landin
 
 
 def check_plan(
-    inst: ThanksgivingInstance, plan: dict[str, Any], landings: dict[str, int], reference: float | None = None
+    inst: ThanksgivingInstance, plan: dict[str, Any], landings: dict[str, int], reference: float | None = None,
+    baseline: float | None = None,
 ) -> ThanksgivingCheck:
-    """Score a plan (REALM's P6/P9 shape) against the real ``landings`` of the travellers.
-    Unknown ids raise ``KeyError``."""
+    """Score a plan (REALM's P6/P9 shape) against the real ``landings`` of the travellers;
+    ``optimality`` runs from ``baseline`` (default: dinner at the deadline, ``deadline -
+    start_time``) to ``reference``. Unknown ids raise ``KeyError``."""
     pickups, cooking = list(plan.get("pickups", [])), list(plan.get("cooking_schedule", []))
     home, trips = trip_times(inst, pickups, landings)
     for m in inst.member_ids:
@@ -108,12 +122,11 @@ def check_plan(
                 and cook in home
                 and home[cook] <= start
                 and start >= inst.start_time
-                and start + t.duration <= inst.deadline
                 and all(p in spans and spans[p][1] <= start for p in inst.predecessors(t.task_id))
             )
         cons[f"task:{t.task_id}"] = ok
     for m in inst.travellers:
-        cons[f"fetched:{m}"] = fetched[m] == 1 and home.get(m, inst.deadline + 1) <= inst.deadline
+        cons[f"fetched:{m}"] = fetched[m] == 1
     for m in inst.member_ids:
         mine = [spans[str(e["task"])] for e in cooking if str(e["cook"]) == m and str(e["task"]) in spans]
         cons[f"cook:{m}"] = not _overlap(mine)
@@ -136,14 +149,18 @@ def check_plan(
     feasible = all(cons.values())
     driving = sum(d for *_, d in trips)
     ready = max((e for _, e in all_spans), default=None) if len(spans) == len(inst.tasks) else None
-    cost = float("inf") if ready is None else (ready - inst.start_time) + DRIVE_WEIGHT * driving
+    late, cost = None, float("inf")
+    if ready is not None:
+        served = max([ready] + [home[m] for m in inst.travellers if m in home])
+        late, cost = max(0, served - inst.deadline), dinner_cost(inst, ready, served, driving)
     served = sum(cons[f"task:{t}"] for t in inst.task_ids) + sum(cons[f"fetched:{m}"] for m in inst.travellers)
+    base = float(inst.deadline - inst.start_time) if baseline is None else baseline
     metrics = {
         "planning_quality": served / (len(inst.tasks) + len(inst.travellers)),
-        "optimality": optimality_ratio(reference, cost, feasible) if ready is not None else 0.0,
+        "optimality": normalised_optimality(reference, cost, feasible, base),
         "constraint_satisfaction": sum(cons.values()) / len(cons),
     }
-    return ThanksgivingCheck(feasible, cost, cons, metrics, ready=ready, driving=driving, home=home)
+    return ThanksgivingCheck(feasible, cost, cons, metrics, ready=ready, driving=driving, home=home, late=late)
 
 
 def landings_of(inst: ThanksgivingInstance, delays: Any = ()) -> dict[str, int]:

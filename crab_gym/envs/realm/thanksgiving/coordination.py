@@ -1,20 +1,22 @@
 """P6/P9 coordination: the share of the gain of working together that a plan realises.
 
 The agents are the cars and the cooks. Without coordination the family does one thing at a
-time: the **solo afternoon** (:func:`solo_plan`) sends one car for every traveller, one per
-trip in order of landing, each trip leaving as late as lets it meet its flight once the car is
-home; and the kitchen cooks one task at a time (of the tasks whose predecessors are done, the
-one that can start first, by the skilled cook home first; ties in instance order). Its cost
-(:func:`solo_cost`) is the cheaper over the choice of that one car, scored by the independent
-checker.
+time: **one car** fetches every traveller, one per trip, and the kitchen cooks **one task at a
+time**. The **solo afternoon** is the cheapest such afternoon (:func:`solo_record`: CP-SAT on
+the instance with one car of one seat and a kitchen of one place, for each choice of that car;
+its proven lower bound is ``solo_bound``), solved with the reference and stored in its record.
+No plan that takes turns this way costs less than ``solo_bound``.
 
-``coordination = (solo - cost) / (solo - reference)``, clipped to [0, 1]
-(:func:`~crab_gym.envs.realm.common.coordination.savings_share`): 1 at the reference's cost, 0 for a plan no better than the solo
-afternoon, 0 for an infeasible plan. When nothing is to be gained (``solo <= reference``)
-a feasible plan scores 1 if it costs no more than the reference, else 0; without a reference
-value, 1 if it costs no more than the solo afternoon, else 0.
+``coordination = (solo - cost) / (solo - reference)`` clipped to [0, 1]
+(:func:`~crab_gym.envs.realm.common.coordination.savings_share`) with the baseline ``solo``
+capped at the optimality baseline (:func:`~.scoring.coordination_baseline`): 1 at the
+reference's cost, 0 for a plan no better than taking turns, 0 for any plan that optimality
+scores 0 (a bad plan, dinner at or after the deadline), 0 for a plan that breaks a rule. When
+taking turns loses nothing (``solo <= reference``) coordination does not apply (``None``).
 
-Cheap (a few list passes) and deterministic: no solver runs at the end of an episode.
+:func:`solo_plan` and :func:`solo_cost` are a heuristic solo afternoon (a few list passes, no
+solver): the stand-in when a reference carries no ``solo_bound`` (a reference value given to
+the env).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crab_gym.envs.realm.thanksgiving import oracle
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, trip_times
 from crab_gym.envs.realm.thanksgiving.model import AIRPORT, ThanksgivingInstance
 
@@ -72,3 +75,28 @@ def solo_cost(inst: ThanksgivingInstance, landings: Mapping[str, int]) -> float:
     """The cost of the solo afternoon, with the one car that makes it cheapest."""
     return min(check_plan(inst, solo_plan(inst, car, landings), dict(landings)).cost for car in inst.car_ids)
 
+
+
+def solo_instance(inst: ThanksgivingInstance, car: str) -> ThanksgivingInstance:
+    """``inst`` with ``car`` alone, one seat, and a kitchen of one place (delays kept)."""
+    one = inst.cars[inst.car_index[car]].model_copy(update={"seats": 1})
+    data = {**inst.model_dump(), "name": f"{inst.name}_solo_{car}", "cars": [one.model_dump()], "kitchen_capacity": 1}
+    return ThanksgivingInstance.model_validate(data)
+
+
+def solo_record(inst: ThanksgivingInstance, delays: Any = (), limit: float | None = None) -> dict[str, Any]:
+    """The cheapest one-at-a-time afternoon facing ``delays`` (known from the start):
+    ``solo_value`` (its cost), ``solo_bound`` (a proven lower bound: ``solo_value`` when every
+    solve is optimal), ``solo_status``, ``solo_car``; CP-SAT once per car."""
+    results = {car: oracle.solve(solo_instance(inst.static(), car), limit, delays=list(delays)) for car in inst.car_ids}
+    feasible = {c: r for c, r in results.items() if r.cost is not None}
+    if not feasible:  # cannot happen: with a soft deadline every instance has a plan
+        return {"solo_value": None, "solo_bound": None, "solo_status": "INFEASIBLE", "solo_car": None}
+    car = min(feasible, key=lambda c: feasible[c].cost)
+    proved = all(r.status == "OPTIMAL" for r in results.values())
+    return {
+        "solo_value": feasible[car].cost,
+        "solo_bound": min(r.bound for r in feasible.values()),
+        "solo_status": "OPTIMAL" if proved else "FEASIBLE",
+        "solo_car": car,
+    }

@@ -16,7 +16,6 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
@@ -28,6 +27,7 @@ from crab_gym.envs.realm.thanksgiving.generator import generate_p6
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.references import p6_reference
 from crab_gym.envs.realm.thanksgiving.render import render_image, render_text
+from crab_gym.envs.realm.thanksgiving.scoring import coordination, optimality, optimality_baseline
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen, plan_entries
 
 DEFAULT_INSTANCE = "p6_small_00"
@@ -112,7 +112,8 @@ def _home(member: str) -> Evaluator:
 @evaluator(name="dinner_on_time")
 def _dinner_on_time(env: Any) -> bool:
     """Every task is cooked and every traveller is home, all by the deadline, no rule broken."""
-    return env.kitchen.complete and env._verdict().feasible
+    verdict = env._verdict()
+    return env.kitchen.complete and verdict.feasible and verdict.late == 0
 
 
 class ThanksgivingEnv(RealmEnv):
@@ -121,7 +122,7 @@ class ThanksgivingEnv(RealmEnv):
 
     ## Description
 
-    A family cooks dinner for the deadline (18:00). Some members are home from the start;
+    A family cooks dinner for the deadline (18:00; soft: every minute late costs 10 more). Some members are home from the start;
     others land at the airport and must be fetched by car before they can cook. The model
     (``docs/p6_p9.md``; :mod:`crab_gym.envs.realm.thanksgiving.model`); times are minutes
     from midnight:
@@ -129,8 +130,8 @@ class ThanksgivingEnv(RealmEnv):
     | part | model |
     |---|---|
     | decision | which car fetches whom and when it leaves; each task's cook and start |
-    | constraints | a cook works only once home, on one task at a time, with the skill; precedences; at most `kitchen_capacity` tasks at once; one oven task at a time; a car does one trip at a time with at most `seats` passengers; a pickup leaves the airport no earlier than the flight lands; every task done and every traveller home by the deadline |
-    | objective | minimise `(ready - start_time) + 0.01 x driving minutes` (`ready`: the last task's end) |
+    | constraints | a cook works only once home, on one task at a time, with the skill; precedences; at most `kitchen_capacity` tasks at once; one oven task at a time; a car does one trip at a time with at most `seats` passengers; a pickup leaves the airport no earlier than the flight lands |
+    | objective | minimise `(ready - start_time) + 10 x late + 0.01 x driving minutes` (`ready`: the last task's end; `late`: minutes after the deadline until dinner is ready and everyone home) |
 
     A car leaving home reaches the airport `travel_minutes` later (a car that starts at the
     airport is there), waits for its passengers' flights, and is home `travel_minutes` after
@@ -179,9 +180,12 @@ class ThanksgivingEnv(RealmEnv):
     ## Rewards
 
     A valid step earns `progress_weight` x the rise of the sub-goal completeness (each task
-    cooked, each traveller home, then `dinner_on_time`). The last step adds
-    `optimality_weight` x `min(1, reference / cost)` for a feasible afternoon, 0 otherwise.
-    With the default weights a return lies in [0, 1].
+    cooked, each traveller home, then `dinner_on_time`: everything by the deadline, no rule
+    broken). The last step adds `optimality_weight` x the optimality: `(baseline - cost) /
+    (baseline - reference)` clipped to [0, 1], 0 for an afternoon that breaks a rule, where
+    `baseline` is dinner at the deadline (`deadline - start_time`), or the one-at-a-time
+    afternoon when even the reference is late (:mod:`.scoring`, `docs/p6_p9.md`). With the
+    default weights a return lies in [0, 1].
 
     ## Starting State
 
@@ -197,11 +201,12 @@ class ThanksgivingEnv(RealmEnv):
     the common keys. At the end, `info["metrics"]` holds `planning_quality` (share of tasks
     and travellers served within the rules), `optimality`, `constraint_satisfaction` (share of
     the declared constraints kept, see :mod:`.checker`), `coordination` (the share of the
-    gain of working together realised: `(solo - cost) / (solo - reference)` clipped to
-    [0, 1], 0 if infeasible, where `solo_cost` is the afternoon done one thing at a time:
-    one car fetching the travellers one per trip, one task at a time in the kitchen; see
-    :mod:`.coordination`), `solo_cost`, `feasible`, `cost`, `ready`, `driving_minutes`,
-    `reference`, `reference_status` and `violations`;
+    gain of working together realised: `(base - cost) / (base - reference)` clipped to
+    [0, 1], 0 if a rule is broken, `base` the optimality baseline capped at `solo_cost`, the
+    cheapest afternoon done one thing at a time: one car fetching the travellers one per
+    trip, one task at a time in the kitchen; None when that loses nothing; see
+    :mod:`.coordination`), `solo_cost`, `baseline_cost`, `feasible`, `cost`, `late_minutes`,
+    `ready`, `driving_minutes`, `reference`, `reference_status` and `violations`;
     `info["solution"]` holds `{"pickups", "cooking_schedule", "dinner_ready", "cost"}`.
 
     ## Arguments
@@ -318,6 +323,18 @@ class ThanksgivingEnv(RealmEnv):
     def _plan_feasible(self) -> bool:
         return self._verdict().feasible
 
+    def _solo(self) -> float:
+        """The one-at-a-time afternoon's cost: the reference's proven ``solo_bound``, else (a
+        reference value given to the env) the heuristic solo afternoon's (no solver)."""
+        solo = self.reference.extra.get("solo_bound")
+        if solo is not None:
+            return float(solo)
+        return solo_cost(self.instance, landings_of(self.instance, self.kitchen.true_delays))
+
+    def _optimality(self) -> float:
+        """The share of the avoidable cost saved (:mod:`.scoring`), not ``reference / cost``."""
+        return optimality(self.instance, self.reference.measure, self._agent_cost(), self._plan_feasible(), self._solo())
+
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
         return goal_graph(_dinner_on_time, self._goals)
@@ -367,16 +384,18 @@ class ThanksgivingEnv(RealmEnv):
         return self._submitted or k.complete or not self._action_mask().any()
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        v, k, ref = self._verdict(), self.kitchen, self.reference
+        v, k, ref, inst = self._verdict(), self.kitchen, self.reference, self.instance
         cost = v.cost if np.isfinite(v.cost) else None
-        solo = solo_cost(self.instance, landings_of(self.instance, k.true_delays))
+        solo = self._solo()
         metrics = {
             **v.metrics,
             "optimality": self._optimality(),
-            "coordination": savings_share(cost, v.feasible, solo, ref.measure),
+            "coordination": coordination(inst, ref.measure, cost, v.feasible, solo),
             "solo_cost": solo,
+            "baseline_cost": optimality_baseline(inst, ref.measure, solo),
             "feasible": v.feasible,
             "cost": cost,
+            "late_minutes": v.late,
             "ready": None if v.ready is None else hhmm(v.ready),
             "driving_minutes": v.driving,
             "reference": ref.value,

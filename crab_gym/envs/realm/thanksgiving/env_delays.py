@@ -25,13 +25,14 @@ from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference
 from crab_gym.envs.realm.thanksgiving.env import GENERATOR_COUNTS, ThanksgivingEnv
 from crab_gym.envs.realm.thanksgiving.formats import FILES
 from crab_gym.envs.realm.thanksgiving.generator import generate_p9
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.references import p9_reference
 from crab_gym.envs.realm.thanksgiving.replan import best_continuation
+from crab_gym.envs.realm.thanksgiving.scoring import optimality
 
 DEFAULT_INSTANCE = "p9_small_00"
 #: The ``instance`` and ``generator`` arguments of Realm-P9-v0 (drawn instances have delays).
@@ -69,18 +70,20 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
 
     ## Rewards
 
-    As Realm-P6-v0; optimality compares with the P9 reference: the better of the adaptive
-    oracle (CP-SAT's plan with flights on schedule, re-solved from the state reached at each
-    announcement) and the greedy policy, neither of which foresees a delay.
+    As Realm-P6-v0; optimality compares with the P9 reference, the best plan known for the
+    afternoon as it happens: CP-SAT's plan with every delay known from the start (a plan
+    submitted at the start is carried out as written, so no other reference would be the best
+    known). No policy without foresight reaches 1 where a delay costs; `adaptation` measures
+    how well it replans.
 
     ## Episode End
 
     As Realm-P6-v0 (a paused plan does not end it). `info["metrics"]` also holds
-    `adaptation`: 0 if the afternoon breaks a rule, else `min(1, reference / cost)` where the
-    reference is the better of the adaptive oracle and the greedy policy taking over from the
-    episode's own state at its first announcement (1 for a feasible afternoon without
-    announcements, or when neither finishes within the rules from there), plus
-    `adaptation_reference_cost` and `delays_announced`. Every step's `info` also has
+    `adaptation`: None (does not apply) when no delay was announced before the episode ended;
+    0 if the afternoon breaks a rule; else the optimality rule of Realm-P6-v0 with the better
+    of the adaptive oracle and the greedy policy taking over from the episode's own state at
+    its first announcement as the best (`(baseline - cost) / (baseline - best)` clipped to
+    [0, 1]), plus `adaptation_reference_cost` and `delays_announced`. Every step's `info` also has
     `announced` (delays announced so far, in words), `paused` and `pending_plan`.
 
     ## Arguments
@@ -91,7 +94,7 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
 
     | argument | meaning |
     |---|---|
-    | `adaptation_reference` | `"resolve"` (default): the re-solve from the episode's own state, as above; `"oracle"`: the P9 reference's value (no solver call at the end of an episode) |
+    | `adaptation_reference` | `"resolve"` (default): the re-solve from the episode's own state, as above; `"oracle"`: the best afternoon without foresight from the start, stored with the P9 reference (`adaptive_value`; no solver call at the end of an episode) |
 
     ## Version History
 
@@ -224,14 +227,13 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
         metrics, solution = super()._final_info()
         k, feasible = self.kitchen, metrics["feasible"]
         snapshot, ref_value = k.first_announcement, None
-        if snapshot is None:
-            adaptation = 1.0 if feasible else 0.0
-        else:
+        adaptation: float | None = NOT_APPLICABLE
+        if snapshot is not None:
             if self.adaptation_mode == "oracle":
-                ref_value = self.reference.value
+                ref_value = self.reference.extra.get("adaptive_value", self.reference.value)
             else:
                 ref_value = best_continuation(snapshot)
-            adaptation = optimality_ratio(ref_value, metrics["cost"], feasible)
+            adaptation = optimality(self.instance, ref_value, metrics["cost"], feasible, metrics["solo_cost"])
         metrics.update(adaptation=adaptation, adaptation_reference_cost=ref_value, delays_announced=len(k.announced))
         solution["delays"] = [d.model_dump() for d in k.announced]
         return metrics, solution

@@ -15,7 +15,7 @@ from typing import Any
 
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.heuristics import chain_lengths
-from crab_gym.envs.realm.thanksgiving.model import DRIVE_WEIGHT, ThanksgivingInstance
+from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance, dinner_cost
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
 
 #: Search nodes after which the search gives up (it is meant for tiny instances).
@@ -24,7 +24,8 @@ MAX_NODES = 2_000_000
 
 def brute_force(inst: ThanksgivingInstance, delays: Any = ()) -> tuple[float | None, dict[str, Any] | None]:
     """``(optimal cost, its plan)`` over every step-wise play, flights landing as ``delays``
-    say (known from the start); ``(None, None)`` if no play meets every constraint."""
+    say (known from the start); ``(None, None)`` if no play meets every constraint (the
+    deadline is soft: a late play counts, at its cost)."""
     landings = landings_of(inst, delays)
     chains = chain_lengths(inst)
     best: list[Any] = [None, None]
@@ -44,7 +45,7 @@ def brute_force(inst: ThanksgivingInstance, delays: Any = ()) -> tuple[float | N
         if state in seen:
             return
         seen.add(state)
-        if k.now > inst.deadline or (best[0] is not None and lower_bound(k, chains) > best[0] + 1e-9):
+        if best[0] is not None and lower_bound(k, chains) > best[0] + 1e-9:
             return
         if k.complete:
             plan = k.plan()
@@ -75,8 +76,10 @@ def brute_force(inst: ThanksgivingInstance, delays: Any = ()) -> tuple[float | N
 
 def lower_bound(k: Kitchen, chains: dict[str, int]) -> float:
     """A cost no play from ``k`` can beat: dinner is ready no earlier than any started task's
-    end, nor than now plus the chain (duration and successors) of any task not started; the
+    end, nor than now plus the chain (duration and successors) of any task not started;
+    dinner is served no earlier than the trips under way bring their passengers home; the
     driving done so far stays."""
     inst = k.inst
     ready = max([c.end for c in k.cooked.values()] + [k.now + chains[t] for t in inst.task_ids if t not in k.cooked])
-    return (ready - inst.start_time) + DRIVE_WEIGHT * k.driving
+    served = max([ready] + [t.home for t in k.trips])
+    return dinner_cost(inst, ready, served, k.driving)

@@ -1,10 +1,10 @@
-"""The seeded P6/P9 generator: Thanksgiving dinners of three size classes, feasible by
+"""The seeded P6/P9 generator: Thanksgiving dinners of three size classes, on time by
 construction.
 
 Everything is drawn relative to the start of the plan; the greedy policy
 (:mod:`.heuristics`) then plays the afternoon, learning each P9 delay when it is announced,
 and the start is set so that it finishes at least :data:`SLACK` minutes before 18:00. So every
-drawn instance has a feasible plan that needs no foresight (the greedy one). Ids are stable for given
+drawn instance has a plan served by the deadline that needs no foresight (the greedy one). Ids are stable for given
 counts (``mom``, ``dad``, ...; the first dishes of :data:`DISHES`; ``car1``, ...), so an env
 that draws a fresh instance per episode keeps its spaces.
 """
@@ -66,7 +66,8 @@ def generate(
     n_cars: int | None = None,
     delays: bool = False,
 ) -> ThanksgivingInstance:
-    """Draw a feasible Thanksgiving instance; the same arguments give the same instance.
+    """Draw a Thanksgiving instance that can be served by the deadline; the same arguments
+    give the same instance.
 
     ``n_members`` (at least 2), ``n_tasks`` (1 .. 14) and ``n_cars`` override the counts
     drawn for the size class. With ``delays`` (P9), one flight (two or more in large

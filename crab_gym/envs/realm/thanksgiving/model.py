@@ -5,16 +5,23 @@
 * **Hard constraints**: a cook works only once home; one task at a time per cook; a cook has
   the task's skill; precedences (``end(a) <= start(b)``); at most ``kitchen_capacity`` tasks
   at once; one oven task at a time; a car does one trip at a time and carries at most
-  ``seats`` passengers; a pickup leaves the airport no earlier than the flight lands; every
-  task ends and every traveller is home by ``deadline``.
+  ``seats`` passengers; a pickup leaves the airport no earlier than the flight lands.
+* **The deadline is soft**: dinner served (every task done, every traveller home) after
+  ``deadline`` is allowed but costly (:data:`LATE_WEIGHT`), so that plans are still ranked on a dinner no plan
+  can have ready in time (every upstream P9 file under the reader's defaults).
 * **Car trips**: a car leaving home at ``depart`` reaches the airport at ``depart +
   travel_minutes`` (a car that starts at the airport is there already), waits until its
   passengers' flights have landed, and is home ``travel_minutes`` after leaving the airport.
   Every trip after the first starts at home. Drivers are not cooks (upstream names none).
-* **Objective**: ``cost = (ready - start_time) + DRIVE_WEIGHT x driving_minutes`` where
-  ``ready`` is when the last task ends: dinner as early as possible, then as little driving as
-  possible (each driving minute weighs 0.01 minute of dinner time; the CP-SAT oracle
-  minimises the integer ``100 x cost``).
+* **Objective**: minimise :func:`dinner_cost`: with ``ready`` when the last task ends and
+  ``served = max(ready, last traveller home)``, an afternoon served by the deadline costs
+  ``(ready - start_time) + DRIVE_WEIGHT x driving_minutes`` (dinner as early as possible, then
+  as little driving as possible: each driving minute weighs 0.01 minute of dinner time); a
+  late one costs ``(served - start_time) + LATE_WEIGHT x late + DRIVE_WEIGHT x
+  driving_minutes`` with ``late = served - deadline``: every minute until dinner is served,
+  and each minute late 10 more. So a late afternoon costs more than ``deadline - start_time +
+  11``, more than any afternoon served by the deadline (unless that one drives 1100 minutes
+  more). The CP-SAT oracle minimises the integer ``100 x cost``.
 
 Units: every time is an integer minute from midnight; durations are minutes. P9 adds flight
 delays (:class:`FlightDelay`): a flight lands ``delay`` minutes late, which the family learns
@@ -41,6 +48,9 @@ INSTANCE_DIRS: dict[str, Path] = {p: Path(__file__).with_name("instances") / p f
 
 #: Cost minutes per minute of driving (dinner time weighs 1 per minute).
 DRIVE_WEIGHT = 0.01
+#: Cost minutes per minute that dinner is late (on top of the minute of dinner time itself):
+#: a late minute costs 11 minutes in all. An integer, so that ``SCALE x cost`` stays whole.
+LATE_WEIGHT = 10
 #: The integer scale of the oracle's objective: ``SCALE x cost`` is a whole number.
 SCALE = 100
 
@@ -97,7 +107,8 @@ class ThanksgivingInstance(BaseModel):
     description: str = ""
     size: str | None = None
     start_time: NonNegInt = Field(default=12 * 60, description="first minute of the plan")
-    deadline: NonNegInt = Field(default=18 * 60, description="dinner deadline, minute from midnight")
+    deadline: NonNegInt = Field(default=18 * 60, description="dinner deadline, minute from midnight (soft: each "
+                                "minute late costs LATE_WEIGHT more)")
     travel_minutes: PosInt = Field(description="home <-> airport, one way")
     kitchen_capacity: PosInt = Field(description="tasks that may run at once")
     cars: list[Car] = Field(min_length=1)
@@ -201,6 +212,16 @@ class ThanksgivingInstance(BaseModel):
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude_none=True)
+
+
+def dinner_cost(inst: ThanksgivingInstance, ready: int, served: int, driving: int) -> float:
+    """The cost of an afternoon whose last task ends at ``ready``, with dinner served (the
+    last task done, every traveller home) at ``served`` (>= ``ready``), after ``driving``
+    minutes of driving: ``(ready - start_time)`` when served by the deadline, else ``(served -
+    start_time) + LATE_WEIGHT x (served - deadline)``; plus ``DRIVE_WEIGHT x driving``."""
+    late = max(0, served - inst.deadline)
+    dinner = served if late else ready
+    return (dinner - inst.start_time) + LATE_WEIGHT * late + DRIVE_WEIGHT * driving
 
 
 def _has_cycle(nodes: list[str], edges: list[tuple[str, str]]) -> bool:

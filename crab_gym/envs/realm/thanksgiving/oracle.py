@@ -10,8 +10,12 @@
   cook), exactly one present, ``NoOverlap`` per cook (with the tasks already cooked), the
   start after the cook's home minute; ``Cumulative`` (capacity ``kitchen_capacity``) over all
   tasks, ``NoOverlap`` over the oven tasks; precedences ``start(b) >= end(a)``.
-* **Objective**: ``SCALE x (ready - start_time) + driving`` (``ready``: the last end), i.e.
-  ``SCALE x`` the model's cost; ``ready`` and every home minute at most the deadline.
+* **Objective**: ``SCALE x (dinner - start_time) + SCALE x LATE_WEIGHT x late + driving``
+  with ``served`` the latest of the last end (``ready``) and every home minute, ``late >=
+  served - deadline``, ``late >= 0``, ``late = 0`` unless a boolean ``is_late``, ``dinner >=
+  ready`` and ``dinner >= served`` if ``is_late``: ``SCALE x`` the model's cost
+  (:func:`~.model.dinner_cost`).
+  Every time lies below a horizon (:func:`horizon`) that no optimal plan needs to pass.
 
 :func:`solve` plans from the start; :func:`solve_from` plans the rest of an afternoon from a
 :class:`~.sim.Kitchen` state (what is under way stays, with the delays announced so far), which
@@ -29,7 +33,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
-from crab_gym.envs.realm.thanksgiving.model import SCALE, ThanksgivingInstance
+from crab_gym.envs.realm.thanksgiving.model import LATE_WEIGHT, SCALE, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
 
 #: Deterministic seconds of search per size class (CP-SAT's ``max_deterministic_time``).
@@ -100,13 +104,29 @@ def solve_from(state: Kitchen, limit: float | None = None, known: list[Any] | No
     )
 
 
+def horizon(state: Kitchen, landing: dict[str, int]) -> int:
+    """A minute no optimal rest of the afternoon from ``state`` needs to pass: from the latest
+    of now, the deadline, every landing and everything under way, one car fetching each
+    traveller left in turn (two legs each) and the kitchen cooking every task left one after
+    another is a plan; an optimal plan costs no more, and cost grows with the minute dinner
+    is served, so it is served by then (its driving, at 0.01 per minute, is worth less than
+    the two spare legs added)."""
+    inst, T = state.inst, state.inst.travel_minutes
+    fetched = {x for t in state.trips for x in t.members}
+    todo = [f for f in inst.travellers if f not in fetched]
+    busy = [state.known_times(t)[1] for t in state.trips] + [c.end for c in state.cooked.values()]
+    begin = max([state.now, inst.deadline, *busy] + [landing[f] for f in todo])
+    left = sum(t.duration for t in inst.tasks if t.task_id not in state.cooked)
+    return begin + 2 * T * (len(todo) + 1) + left
+
+
 class _Model:
     """The CP-SAT model of the rest of an afternoon (see the module docstring)."""
 
     def __init__(self, inst: ThanksgivingInstance, state: Kitchen, landing: dict[str, int]) -> None:
         m = self.m = cp_model.CpModel()
         self.inst, self.state = inst, state
-        now, H, T = state.now, inst.deadline, inst.travel_minutes
+        now, H, T = state.now, horizon(state, landing), inst.travel_minutes
         # ---------------------------------------------------------- trips
         fetched = {x for t in state.trips for x in t.members}
         todo = [f for f in inst.travellers if f not in fetched]
@@ -190,13 +210,26 @@ class _Model:
             m.AddNoOverlap(oven_iv)
         for a, b in inst.dependencies:
             m.Add(start_of[b] >= end_of[a])
-        ready = m.NewIntVar(inst.start_time, max([H] + [e for e in ends if isinstance(e, int)]), "ready")
-        m.AddMaxEquality(ready, ends)
-        m.Add(ready <= H)
-        if any(state.known_times(t)[1] > H for t in state.trips):  # a traveller already comes home too late
-            m.Add(ready > H)
         self.start_of = start_of
-        m.Minimize(SCALE * ready + sum(driving))
+        self._minimise_cost(ends, list(home.values()), sum(driving), H + T)
+
+    def _minimise_cost(self, ends: list[Any], homes: list[Any], driving: Any, top: int) -> None:
+        """``SCALE x`` :func:`~.model.dinner_cost`: ``ready`` (the last end), ``served`` (also
+        every home), ``late`` and ``dinner`` (``ready`` on time, ``served`` when late)."""
+        m, inst = self.m, self.inst
+        top = max([top] + [e for e in ends if isinstance(e, int)])
+        ready = self.ready = m.NewIntVar(inst.start_time, top, "ready")
+        m.AddMaxEquality(ready, ends)
+        served = m.NewIntVar(inst.start_time, top, "served")
+        m.AddMaxEquality(served, [ready, *homes])  # the last task done, everyone home
+        late = self.late = m.NewIntVar(0, max(0, top - inst.deadline), "late")  # minutes after the deadline
+        m.Add(late >= served - inst.deadline)
+        is_late = m.NewBoolVar("is_late")
+        m.Add(late == 0).OnlyEnforceIf(is_late.Not())
+        dinner = self.dinner = m.NewIntVar(inst.start_time, top, "dinner")
+        m.Add(dinner >= ready)  # on time: the last task's end
+        m.Add(dinner >= served).OnlyEnforceIf(is_late)  # late: when dinner is served
+        m.Minimize(SCALE * dinner + SCALE * LATE_WEIGHT * late + driving)
 
     def read(self, solver: cp_model.CpSolver) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The solved plan, the state's own trips and tasks included."""
