@@ -10,6 +10,7 @@ from crab_gym.envs.realm.campus_tour import build as p1_build
 from crab_gym.envs.realm.campus_tour.checker import check_p1
 from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
 from crab_gym.envs.realm.campus_tour.generator import generate_p1
+from crab_gym.envs.realm.campus_tour.heuristics import insertion_route_p1
 from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR as P1_DIR
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
@@ -35,8 +36,8 @@ def test_twenty_instances_per_problem_across_sizes():
         assert len(names) == 20
         for size, count in counts.items():
             assert sum(f"_{size}_" in n for n in names) == count
-    assert [load_p1(n).n for n in shipped_p1_names() if "small" in n] == [7, 7, 7, 7, 7, 8, 8]
-    assert max(load_p1(n).n for n in shipped_p1_names()) == 36
+    assert [load_p1(n).n for n in shipped_p1_names() if "small" in n] == [9, 7, 8, 9, 9, 9, 7]
+    assert max(load_p1(n).n for n in shipped_p1_names()) == 41
     assert max(len(load_p2(n).groups) for n in shipped_p2_names()) == 30
 
 
@@ -110,6 +111,25 @@ def test_generated_p1_is_feasible_in_minutes_and_obeys_the_triangle_rule(seed):
     assert inst.max_travel >= cost
 
 
+def test_p1_shipped_set_discriminates_the_insertion_greedy_from_the_reference():
+    """Issue 22, promise 5: the old generator drew windows around a good walk, so cheapest
+    insertion was optimal on all 7 small and 7 medium instances (mean optimality 0.99). The
+    windows are now drawn around a random programme: insertion falls short on every medium
+    instance, and random masked play is feasible on some small ones."""
+    refs = shipped_p1_references()
+    medium = [n for n in shipped_p1_names() if "_medium_" in n]
+    ratios = []
+    for name in medium:
+        inst = load_p1(name)
+        check = check_p1(inst, {"route": insertion_route_p1(inst)}, refs[name]["value"])
+        assert check.feasible and check.cost > refs[name]["value"]
+        ratios.append(check.metrics["optimality"])
+    assert [round(r, 3) for r in ratios] == [0.965, 0.981, 0.9, 0.953, 0.926, 0.986, 0.98]
+    # the random multi-start (16 shuffled orders, the old default) still misses 5 of 7 optima
+    inst = load_p1("p1_medium_02")
+    assert check_p1(inst, {"route": insertion_route_p1(inst, restarts=16)}, 81).cost > 81
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_generated_p2_is_feasible(seed):
     inst = generate_p2("small", 1000 + seed)
@@ -122,10 +142,10 @@ def test_generated_p2_is_feasible(seed):
 
 def test_models_reject_inconsistent_data():
     base = generate_p1("small", 0).model_dump()
-    with pytest.raises(ValueError, match="4x4|7x7"):
+    with pytest.raises(ValueError, match="4x4|9x9"):
         P1Instance.model_validate({**base, "travel": [[0] * 4] * 4})
     with pytest.raises(ValueError, match="open <= close"):
-        P1Instance.model_validate({**base, "windows": [(600, 500)] * 7})
+        P1Instance.model_validate({**base, "windows": [(600, 500)] * len(base["locations"])})
     p2 = generate_p2("small", 0).model_dump()
     with pytest.raises(ValueError, match="unique"):
         P2Instance.model_validate({**p2, "guides": p2["guides"] + p2["guides"][:1]})

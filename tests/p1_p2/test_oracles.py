@@ -16,14 +16,14 @@ from crab_gym.envs.realm.group_tours.model import P2Group
 from crab_gym.envs.realm.group_tours.oracle import brute_force_p2, grid_step, solve_p2
 from crab_gym.envs.realm.group_tours.references import reference_p2
 
-# P1 instances with at most 8 locations (entrance included): shipped smalls and fresh draws
+# P1 instances with at most 9 locations (entrance included): shipped smalls and fresh draws
 P1_SMALL = ["p1_small_05", "p1_small_06"] + [("small", s) for s in (201, 202, 203)]
 
 
 @pytest.mark.parametrize("which", P1_SMALL)
 def test_p1_routing_matches_brute_force(which):
     inst = load_p1(which) if isinstance(which, str) else generate_p1(*which)
-    assert inst.n <= 8
+    assert inst.n <= 9
     best, _ = brute_force_p1(inst)
     res = solve_p1(inst, time_limit=0.2)
     assert res.status == "FEASIBLE" and res.workers == 1 and res.time_limit_s == 0.2

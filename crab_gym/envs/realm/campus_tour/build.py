@@ -3,7 +3,8 @@
     python -m crab_gym.envs.realm.campus_tour.build
 
 Instance ``p1_<size>_<k>`` is ``generate_p1(size, seed=k)``; 7 small, 7 medium and 6 large.
-Each reference is the routing oracle's tour with its status, time budget and worker count;
+Each reference is the routing oracle's tour with its status, time budget (``BUILD_LIMITS``,
+longer than the oracle's default for unshipped instances) and worker count;
 small instances also carry the exhaustive-search optimum as a cross-check. The routing solver
 proves nothing, so each record also carries a CP-SAT lower bound (``certificate``), and its
 status is ``OPTIMAL`` when that bound meets the value. Routing stops on a wall-clock budget,
@@ -21,10 +22,13 @@ from crab_gym.envs.realm.campus_tour.oracle import CERTIFY_LIMITS, brute_force_p
 from crab_gym.envs.realm.common.oracle_record import oracle_record
 from crab_gym.envs.realm.common.shipping import ShippedSet
 
+#: Routing budget of the shipped references per size class (seconds, one worker).
+BUILD_LIMITS: dict[str, float] = {"small": 0.5, "medium": 5.0, "large": 15.0}
+
 
 def shipped_record(inst: P1Instance) -> dict[str, Any]:
     """The routing oracle's record, certified by CP-SAT's lower bound (``certificate``)."""
-    result = solve_p1(inst)
+    result = solve_p1(inst, time_limit=BUILD_LIMITS[inst.size])
     rec = oracle_record(result, inst.fingerprint())
     cert = certify_p1(inst, CERTIFY_LIMITS[inst.size], hint=result.route)
     rec["certificate"] = cert
