@@ -8,8 +8,10 @@ concurrent requests, paced by ``--max-rps``); ``--backend ray`` runs them as Ray
 
 Exit codes of ``crab-gym run``: 0 every episode ran; 1 some episode raised (it is listed in
 the report, and the other episodes still ran); 2 a usage mistake, reported on one line of
-stderr before anything runs; 130 interrupted (the episodes finished so far are reported).
-A missing extra (``serve`` without the ``desktop`` extra) is also one line and exit code 2.
+stderr before anything runs; 130 interrupted (the episodes finished so far are reported);
+141 the reader of the output went away (``crab-gym run | head``: the reports in ``--out``
+are written before anything is printed). A missing extra (``serve`` without the ``desktop``
+extra) is also one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import difflib
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +31,7 @@ import gymnasium as gym
 from crab_gym._optional import MissingExtraError
 from crab_gym.baselines.registry import REALM_IDS, named_policies, policy_specs
 from crab_gym.core.benchmark import Benchmark
-from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreError
+from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
 from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
@@ -36,6 +39,8 @@ from crab_gym.envs.registration import ENV_SPECS
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
+#: The exit code after the output's reader went away (a shell's code for a SIGPIPE death).
+BROKEN_PIPE = 141
 
 #: Exceptions that making an env or a policy raises for a bad argument or a missing extra:
 #: reported on one line. Anything else is a bug and keeps its traceback.
@@ -69,7 +74,10 @@ def _message(exc: BaseException) -> str:
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    """A hint naming the closest choice: the same word in another case first (``SPT``), then
+    a near spelling."""
+    same_case = [c for c in choices if c.lower() == word.lower()]
+    close = same_case or difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -91,6 +99,8 @@ def _check_run_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.plot and not args.out:
         raise UsageError("--plot writes report.png next to the reports: add --out DIR")
     _check_plot(args)
+    if args.out:
+        _check_out(args.out)
     if args.address is not None and args.backend != "ray":
         raise UsageError("--address joins a Ray cluster: add --backend ray (and pip install \"crab_gym[ray]\")")
     if args.backend == "ray":
@@ -123,6 +133,18 @@ def _check_plot(args: argparse.Namespace) -> None:
             raise UsageError('--plot needs matplotlib: pip install "crab_gym[viz]" (or drop --plot)') from None
 
 
+def _check_out(out: str) -> None:
+    """``--out`` must be a directory that exists or can be made, and that this user can write."""
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} is a file, not a directory: choose a directory (it is made if missing)")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise UsageError(f"--out {out}: {existing} is a file, so no directory can be made under it")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: {existing} is not writable by you: choose a directory you can write")
+
+
 def _import_env_module(env_id: str) -> None:
     """``module:Id`` names the module that registers ``Id`` (as ``gym.make`` reads it)."""
     if ":" in env_id:
@@ -147,20 +169,26 @@ def _check_names(env_ids: Sequence[str], policies: Sequence[str], specs: dict[st
         raise UsageError(f"unknown policy {', '.join(map(repr, unknown))}{hints}; available: {', '.join(specs)}")
 
 
-def _check_fit(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str, Any]) -> None:
-    """Every policy must fit every env: say which do, instead of failing mid-episode."""
+def _check_fit(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str, Any], *, chosen: bool) -> None:
+    """Every policy must fit every env: say which do, and the --policy that would run, instead of
+    failing mid-episode. ``chosen``: the user named the policies (else they are the defaults)."""
+    misfits = {name: [e for e in env_ids if not specs[name].fits(e)] for name in policies}
+    misfits = {name: envs for name, envs in misfits.items() if envs}
+    if not misfits:
+        return
+    fit_all = [p for p, spec in specs.items() if all(spec.fits(e) for e in env_ids)]
+    what = "policies that fit it" if len(env_ids) == 1 else "policies that fit every env asked for"
     problems = []
-    for name in policies:
-        misfits = [e for e in env_ids if not specs[name].fits(e)]
-        if not misfits:
-            continue
-        fit_all = [p for p, spec in specs.items() if all(spec.fits(e) for e in env_ids)]
-        where = misfits[0] if len(misfits) == 1 else ", ".join(misfits)
-        own = f" (it fits {', '.join(specs[name].env_ids)}: pass --env to choose)" if specs[name].env_ids else ""
-        what = "policies that fit it" if len(env_ids) == 1 else "policies that fit every env asked for"
-        problems.append(f"policy {name!r} does not fit {where}{own}; {what}: {', '.join(fit_all)}")
-    if problems:
-        raise UsageError("; ".join(problems))
+    for name, envs in misfits.items():
+        own = f" (it fits {', '.join(specs[name].env_ids)})" if specs[name].env_ids else ""
+        problems.append(f"policy {name!r} does not fit {', '.join(envs)}{own}")
+    keep = [p for p in policies if p not in misfits] or fit_all[:1]
+    hint = f"run with --policy {' '.join(keep)}" if keep else "no named policy fits every env asked for"
+    if not chosen:
+        hint += f" (--policy defaults to {' '.join(DEFAULT_POLICIES)})"
+    elif keep:
+        hint += ", or pass --env with envs the policy fits"
+    raise UsageError(f"{'; '.join(problems)}; {what}: {', '.join(fit_all) or 'none'}; {hint}")
 
 
 def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: Sequence[str], specs: dict[str, Any]) -> None:
@@ -183,13 +211,17 @@ def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: Sequenc
 
 
 def _finish(report: Any, args: argparse.Namespace) -> None:
-    """Print the report and write it (and the plot) when --out is given."""
-    print(report.to_markdown(legend=False))
+    """Write the report (and the plot) when --out is given, then print it, legend included
+    (what report.md holds): writing first, so that a reader who stops reading loses nothing."""
+    written = []
     if args.out:
         paths = report.write(args.out)
-        print(f"wrote {paths['json']} and {paths['markdown']}")
+        written = [f"wrote {paths['json']} and {paths['markdown']}"]
         if args.plot and report.results:
-            print(f"wrote {report.plot(Path(args.out) / 'report.png')}")
+            written.append(f"wrote {report.plot(Path(args.out) / 'report.png')}")
+    print(report.to_markdown())
+    for line in written:
+        print(line)
 
 
 def _backend(args: argparse.Namespace, specs: dict[str, Any]) -> str:
@@ -223,8 +255,10 @@ def _note(command: str) -> Any:
 def cmd_run(args: argparse.Namespace) -> int:
     kwargs = _check_run_args(args)
     specs = policy_specs()
+    chosen = args.policy is not None
+    args.policy = list(args.policy) if chosen else list(DEFAULT_POLICIES)
     _check_names(args.env, args.policy, specs)
-    _check_fit(args.env, args.policy, specs)
+    _check_fit(args.env, args.policy, specs, chosen=chosen)
     backend = _backend(args, specs)
     options = _policy_options(args, specs, backend)
     _preflight(args.env, kwargs, args.policy, specs)
@@ -240,6 +274,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         report = bench.run(named_policies(args.policy, options), progress=not args.quiet,
                            out=args.out or None, log=_note("run"))
+    except EpisodeStoreConflict as exc:
+        raise UsageError(str(exc)) from None
     except EpisodeStoreError as exc:
         raise UsageError(f"{exc} (fix or remove that line, or use another --out)") from None
     except KeyboardInterrupt as exc:
@@ -267,6 +303,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild report.json, report.md (and report.png) from DIR/episodes.jsonl."""
     _check_plot(args)
+    if Path(args.dir).is_file():
+        raise UsageError(f"{args.dir} is a file: give the --out directory of a `crab-gym run`")
     store = EpisodeStore(args.dir)
     if not store.exists():
         raise UsageError(f"{Path(args.dir) / FILENAME} does not exist: `crab-gym run ... --out {args.dir}` writes it")
@@ -289,6 +327,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (seeds are non-negative), got {value}")
     return value
 
 
@@ -329,12 +377,12 @@ def build_parser() -> argparse.ArgumentParser:
              'e.g. \'{"instance": "ft06"}\' (default: none)',
     )
     p_run.add_argument(
-        "--policy", nargs="+", default=DEFAULT_POLICIES, metavar="NAME",
+        "--policy", nargs="+", default=None, metavar="NAME",
         help="policy names; each must fit every --env (`crab-gym list` shows which fit; default: random oracle)",
     )
     p_run.add_argument("--episodes", type=_positive_int, default=3, metavar="N",
                        help="episodes per env and policy, one per seed (default: %(default)s)")
-    p_run.add_argument("--seed", type=int, default=0,
+    p_run.add_argument("--seed", type=_seed, default=0,
                        help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
                        help="cut (truncate) an episode after N steps (default: %(default)s)")
@@ -380,10 +428,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a parse error (2, already printed)
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
+        return code
     except (UsageError, MissingExtraError) as exc:  # e.g. `serve` without the desktop extra
         print(f"crab-gym {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `crab-gym run | head`: the reader has gone; nothing left to say
+        _silence_stdout()
+        return BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is no real file (captured): nothing to flush
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,11 @@ it does not depend on the backend or on the order in which episodes finish.
 
 With ``out``, each finished episode is appended to ``out/episodes.jsonl`` at once (flushed
 and fsynced): a rerun skips the episodes already there, and the report is rebuilt from that
-file. The runner (not the env) measures wall-clock time, so envs stay deterministic.
+file. A run holds the directory's lock while it runs (a second run into it is refused), and a
+directory holding episodes that the run would not run (written with other envs, policies,
+seeds or step caps) is refused too, so that two runs never mix in one report; a run that only
+adds episodes (more seeds, another policy) to a directory extends it. The runner (not the
+env) measures wall-clock time, so envs stay deterministic.
 
 An episode that raises never loses the others: it is recorded with its error and the run
 goes on. A Ctrl-C still stops the run; the :class:`KeyboardInterrupt` then carries the
@@ -19,13 +23,13 @@ episodes finished so far as ``partial_report``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
+from crab_gym.core.episode import EpisodeResult, EpisodeSpec, canonical_json, episode_success
 from crab_gym.core.episode_runner import EpisodeContext, Policy, PolicyFactory
-from crab_gym.core.episode_store import EpisodeStore
+from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
 from crab_gym.core.executors import check_picklable, make_executor
 from crab_gym.core.progress import EpisodeProgress
 from crab_gym.core.report import (
@@ -118,23 +122,29 @@ class Benchmark:
         """
         plan = self.specs(list(policies), policy_kwargs)
         store = EpisodeStore(out) if out is not None else None
-        stored = store.load() if store is not None else []
-        stored_keys = {r.spec.key for r in stored}
-        pending = [spec for spec in plan if spec.key not in stored_keys]
-        resumed = len(plan) - len(pending)
         say = log or (lambda _message: None)
-        for note in store.notes if store is not None else []:
-            say(note)
-        if resumed:
-            say(f"resumed {resumed} of {len(plan)} episodes from {store.path}; running the other {len(pending)}")
+        with store.locked() if store is not None else nullcontext():
+            stored = _stored_for_plan(store, plan) if store is not None else []
+            stored_keys = {r.spec.key for r in stored}
+            pending = [spec for spec in plan if spec.key not in stored_keys]
+            resumed = len(plan) - len(pending)
+            for note in store.notes if store is not None else []:
+                say(note)
+            if resumed:
+                say(f"resumed {resumed} of {len(plan)} episodes from {store.path}; running the other {len(pending)}")
+            finished = self._execute(policies, pending, store, EpisodeProgress(len(plan), resumed, enabled=progress),
+                                     resumed)
+            return self._report(store, finished, resumed)
 
+    def _execute(self, policies: Mapping[str, PolicyFactory], pending: list[EpisodeSpec], store: EpisodeStore | None,
+                 bar: EpisodeProgress, resumed: int) -> list[EpisodeResult]:
+        """Run ``pending`` on the chosen backend, streaming each result to the store."""
         context = EpisodeContext.for_envs(policies, [env_id for env_id, _ in self.envs])
         backend = self._backend()
         if backend in ("process", "ray") and pending:
             check_picklable(context)
         executor = make_executor(backend, self.workers, self.address)
         finished: list[EpisodeResult] = []
-        bar = EpisodeProgress(len(plan), resumed, enabled=progress)
         try:
             if store is not None:
                 store.open()
@@ -151,7 +161,7 @@ class Benchmark:
             bar.close()
             if store is not None:
                 store.close()
-        return self._report(store, finished, resumed)
+        return finished
 
     def _backend(self) -> str:
         if self.backend != "auto":
@@ -163,6 +173,22 @@ class Benchmark:
         """The report of the run: from ``episodes.jsonl`` when there is one, else from memory."""
         results = store.load() if store is not None else finished
         return BenchmarkReport(results, resumed=resumed)
+
+
+def _stored_for_plan(store: EpisodeStore, plan: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+    """The stored episodes, refused when some are not in ``plan``: they came from a run with
+    other arguments, and a report rebuilt from the file would mix the two runs."""
+    stored = store.load()
+    planned = {spec.key for spec in plan}
+    foreign = [r for r in stored if r.spec.key not in planned]
+    if foreign:
+        first = foreign[0]
+        raise EpisodeStoreConflict(
+            f"{store.path} holds {len(foreign)} episode(s) this command would not run (e.g. {first.env_id} "
+            f"{canonical_json(first.env_kwargs)} x {first.policy}, seed {first.seed}, max_steps {first.max_steps}): "
+            f"it belongs to a run with other arguments. Rerun that run's command to resume it, "
+            f"use another --out, or remove {store.directory} to start over")
+    return stored
 
 
 __all__ = [

@@ -4,14 +4,20 @@
 registrations the driver knows); after that, each episode needs only its
 :class:`~crab_gym.core.episode.EpisodeSpec`. Factories must be picklable for process and Ray
 workers: the baselines registry's named factories are (they rebuild the policy by name).
+
+A ``reset`` that takes more than :data:`SLOW_RESET_NOTICE_S` seconds (an env with
+``generator=`` draws a fresh instance and solves its reference at every reset) says so once on
+stderr, naming the env and the seed, so that a run that seems stuck says what it waits on.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 import traceback as tb
-from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,6 +25,9 @@ import gymnasium as gym
 
 from crab_gym.core.cpu_turn import CpuTurn
 from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
+
+#: Seconds a reset may take before the runner says on stderr what it waits on.
+SLOW_RESET_NOTICE_S = 5.0
 
 
 class Policy(Protocol):
@@ -94,10 +103,30 @@ def _guarded_episode(spec: EpisodeSpec, context: EpisodeContext) -> EpisodeResul
     return tally
 
 
+@contextmanager
+def _announce_if_slow(tally: EpisodeResult) -> Iterator[None]:
+    """Say once on stderr that a reset is still running after SLOW_RESET_NOTICE_S seconds."""
+    kwargs = f" {tally.env_kwargs}" if tally.env_kwargs else ""
+
+    def notice() -> None:
+        print(f"crab_gym: {tally.env_id}{kwargs} x {tally.policy}, seed {tally.seed}: reset still running after "
+              f"{SLOW_RESET_NOTICE_S:g} s (drawing an instance and solving its reference; a generator= env "
+              "does this at every reset)", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(SLOW_RESET_NOTICE_S, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) -> None:
     """Play one episode, keeping ``tally`` up to date after every step (so that an
     exception leaves what was measured so far)."""
-    obs, info = env.reset(seed=tally.seed)
+    with _announce_if_slow(tally):
+        obs, info = env.reset(seed=tally.seed)
     if hasattr(policy, "reset"):
         policy.reset(env)
     if hasattr(policy, "seed"):  # a stochastic policy draws its own stream per episode seed

@@ -5,14 +5,18 @@ benchmark sorts them by spec, so completion order never reaches a report.
 Worker processes are started with ``spawn``: a worker imports crab_gym itself and gets the
 :class:`~crab_gym.core.episode_runner.EpisodeContext` once, then one small spec per episode.
 A worker that dies (killed, segfault, ``os._exit``) has its episode retried once on a fresh
-worker; if that dies too, the episode is recorded as failed and the run goes on.
+worker; if that dies too, the episode is recorded as failed and the run goes on. A driver that
+dies (``kill -9``) takes its workers with it: each watches its parent and exits at once,
+quietly, even in the middle of an episode (nobody is left to receive it; a rerun resumes).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import pickle
 import signal
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -166,15 +170,30 @@ class ProcessExecutor:
 def _worker_main(conn: Connection, context: EpisodeContext) -> None:
     """A worker process: run each spec it is sent until it is sent None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    _exit_with_parent()
     context.register_envs()
     while True:
         try:
             message = conn.recv()
-        except EOFError:  # the driver went away
+            if message is None:
+                return
+            conn.send(run_episode(EpisodeSpec.from_dict(message), context).to_dict())
+        except (EOFError, OSError):  # the driver went away (BrokenPipeError, reset): nobody to tell
             return
-        if message is None:
-            return
-        conn.send(run_episode(EpisodeSpec.from_dict(message), context).to_dict())
+
+
+def _exit_with_parent() -> None:
+    """End this worker the moment its parent process dies (a ``kill -9`` of the driver), instead
+    of finishing an episode nobody will receive."""
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="crab-parent-watch").start()
 
 
 def make_executor(backend: str, workers: int | None, address: str | None = None) -> Executor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,8 +193,11 @@ class BenchmarkReport:
         paths["markdown"].write_text(self.to_markdown())
         return paths
 
-    def plot(self, path: str | Path, metric: str = "return") -> Path:
-        """Bar chart of ``metric`` per env and policy (needs the ``viz`` extra)."""
+    def plot(self, path: str | Path, metric: str | Sequence[str] | None = None) -> Path:
+        """Bar charts per env and policy, one panel per metric (needs the ``viz`` extra).
+
+        ``metric``: one column or several; default ``return`` and every REALM metric some row
+        has (``n/a`` values are left out, as in the table's means)."""
         try:
             import matplotlib
 
@@ -203,27 +206,44 @@ class BenchmarkReport:
         except ImportError as exc:  # pragma: no cover - depends on extras
             raise ImportError('plotting needs matplotlib: pip install "crab_gym[viz]"') from exc
         rows = self.summary()
+        metrics = self.plotted_metrics() if metric is None else [metric] if isinstance(metric, str) else list(metric)
         envs = list(dict.fromkeys(r["env"] for r in rows))
-        policies = list(dict.fromkeys(r["policy"] for r in rows))
-        width = 0.8 / max(len(policies), 1)
-        fig, ax = plt.subplots(figsize=(max(4, 1.5 * len(envs)), 3.2))
-        for j, pol in enumerate(policies):
-            xs, ys = [], []
-            for i, env_id in enumerate(envs):
-                vals = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
-                vals = [v for v in vals if _is_number(v)]
-                if vals:
-                    xs.append(i + j * width)
-                    ys.append(statistics.fmean(vals))
-            ax.bar(xs, ys, width=width, label=pol)
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(envs))], envs, rotation=20, ha="right")
-        ax.set_ylabel(metric)
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig, axes = plt.subplots(len(metrics), 1, figsize=(max(4, 1.5 * len(envs)), 2.4 * len(metrics) + 0.8),
+                                 squeeze=False, sharex=True)
+        for ax, name in zip(axes[:, 0], metrics):
+            _bars(ax, rows, envs, name)
+        axes[0, 0].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        axes[-1, 0].set_xticks([i + 0.4 - _bar_width(rows) / 2 for i in range(len(envs))], envs, rotation=20, ha="right")
         fig.tight_layout()
         target = Path(path)
         fig.savefig(target, dpi=120)
         plt.close(fig)
         return target
+
+    def plotted_metrics(self) -> list[str]:
+        """What :meth:`plot` draws by default: ``return``, then the REALM metrics some row has a value of."""
+        rows = self.summary()
+        return ["return", *(m for m in REALM_METRICS if any(_is_number(r.get(m)) for r in rows))]
+
+
+def _bar_width(rows: list[dict[str, Any]]) -> float:
+    return 0.8 / max(len({r["policy"] for r in rows}), 1)
+
+
+def _bars(ax: Any, rows: list[dict[str, Any]], envs: list[str], metric: str) -> None:
+    """One panel: a bar per (env, policy) with the mean of ``metric`` over its rows."""
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    width = _bar_width(rows)
+    for j, pol in enumerate(policies):
+        xs, ys = [], []
+        for i, env_id in enumerate(envs):
+            vals = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
+            vals = [v for v in vals if _is_number(v)]
+            if vals:
+                xs.append(i + j * width)
+                ys.append(statistics.fmean(vals))
+        ax.bar(xs, ys, width=width, label=pol)
+    ax.set_ylabel(metric)
 
 
 def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
