@@ -25,6 +25,7 @@ from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.common.cp_sat import new_solver
 
 #: Default search budget in seconds per size class (the budget for unknown sizes: by count).
 TIME_LIMITS: dict[str, float] = {"small": 0.5, "medium": 2.0, "large": 5.0}
@@ -164,11 +165,7 @@ def certify_p1(instance: P1Instance, time_limit: float = 5.0, hint: list[str] | 
         used = set(zip(order, order[1:]))
         for key, lit in lits.items():
             m.AddHint(lit, int(key in used))  # an int: protobuf 7 rejects a bool in old OR-Tools
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_workers = 1
-    solver.parameters.linearization_level = 2
-    solver.parameters.random_seed = 0
+    solver = new_solver(time_limit, 1, linearization_level=2, random_seed=0)
     code = solver.Solve(m)
     status = solver.StatusName(code)
     bound = value = None

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
@@ -165,11 +166,7 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
 
 
 def _solver(limit: float, workers: int) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = limit
-    solver.parameters.num_workers = workers
-    solver.parameters.linearization_level = 2
-    solver.parameters.random_seed = 0
+    solver = new_solver(limit, workers, linearization_level=2, random_seed=0)
     return solver
 
 

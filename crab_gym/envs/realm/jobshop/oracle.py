@@ -22,6 +22,7 @@ import ortools
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common.cache import cache_dir
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 
 
@@ -128,10 +129,7 @@ def solve_jssp(
             for s, h in zip(srow, hrow):
                 model.AddHint(s, int(h))
 
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_workers = int(num_workers)
-    solver.parameters.interleave_search = bool(interleave)
+    solver = new_solver(time_limit, num_workers, interleave_search=bool(interleave))
     if deterministic_limit:
         solver.parameters.max_deterministic_time = float(deterministic_limit)
     status = solver.Solve(model)
