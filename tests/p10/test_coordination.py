@@ -81,13 +81,13 @@ def test_overbuying_and_stalling_score_zero(inst):
     assert verdict.feasible and verdict.cost == 59
     assert savings_share(verdict.cost, True, solo, OPTIMUM) == 0.0
     # The supplier ships on day 2, too late for both units to pass three stages by day 4:
-    # one GPU short (100), infeasible.
+    # one GPU short (100): feasible, but dearer than the push chain.
     stalled = {"orders": [order(2, 2)],
                "production": [run("assembly", 2), run("assembly", 3), run("testing", 3), run("testing", 4),
                               run("packaging", 4)]}
     verdict = check_plan(inst, [], stalled)
-    assert not verdict.feasible and verdict.shortfall == 1
-    assert savings_share(verdict.cost, verdict.feasible, solo, OPTIMUM) == 0.0
+    assert verdict.feasible and verdict.shortfall == 1 and verdict.violations == ["delivery"]
+    assert verdict.cost > solo and savings_share(verdict.cost, verdict.feasible, solo, OPTIMUM) == 0.0
 
 
 def test_nothing_to_gain_and_no_reference():

@@ -48,9 +48,8 @@ def test_oracle_policy_scores_one(name):
     assert m["shortfall"] == env.reference.extra["shortfall"] and m["feasible"]
     assert m["constraint_satisfaction"] == 1.0
     assert m["coordination"] == 1.0  # p10_medium_03: the push chain beats the reference, which still scores 1
-    # the sub-goals ask for the whole demand: all pass unless the reference itself falls short
-    assert total == pytest.approx(0.5 * info["completeness"] + 0.5)
-    assert (info["completeness"] == 1.0) == (m["shortfall"] == 0)
+    # the sub-goals count GPUs packaged: the reference delivers every one
+    assert total == pytest.approx(1.0) and info["completeness"] == 1.0 and m["shortfall"] == 0
     assert set(METRICS) <= set(m)
 
 
@@ -126,7 +125,8 @@ def test_days_without_choices_pass_by_themselves_and_the_episode_ends_on_the_las
     assert days[-1] == env.instance.end_day > env.instance.due_day  # late GPUs could be packaged until then
     assert len(days) < env.instance.n_days  # some days passed by themselves
     m = info["metrics"]
-    assert m["delivered"] == 0 and m["optimality"] == 0.0 and "delivery" in m["violations"]
+    assert m["delivered"] == 0 and 0.0 < m["optimality"] <= 0.05 and "delivery" in m["violations"]
+    assert m["feasible"]  # short of every GPU, at the shortfall penalty each
     assert m["planning_quality"] == 0.0 and m["constraint_satisfaction"] == pytest.approx(7 / 8)
 
 

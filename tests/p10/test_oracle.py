@@ -8,7 +8,13 @@ import pytest
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import CONSTRAINTS, check_plan
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
-from crab_gym.envs.realm.supply_chain.model import Breakdown, Shortage, facility_capacity, supplier_capacity
+from crab_gym.envs.realm.supply_chain.model import (
+    Breakdown,
+    Shortage,
+    facility_capacity,
+    supplier_capacity,
+    with_derived_penalty,
+)
 from crab_gym.envs.realm.supply_chain.oracle import brute_force_p10, carry_out_day, solve_from
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
 
@@ -35,8 +41,23 @@ def test_cp_sat_matches_exhaustive_search_on_tiny_instances(seed):
     # the plan is what it claims: the simulation (facing the same disruptions) costs the same
     sim = follow(inst, sol, inst.disruptions)
     assert sim.cost() == sol.cost
-    verdict = check_plan(inst, list(inst.disruptions), oracle.plan_arguments(sim), allowed_shortfall=sim.shortfall())
-    assert verdict.cost == sol.cost and verdict.feasible, verdict.violations
+    verdict = check_plan(inst, list(inst.disruptions), oracle.plan_arguments(sim))
+    assert verdict.cost == sol.cost and verdict.feasible, verdict.violations  # a short plan is feasible, at a cost
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_with_the_derived_penalty_cp_sat_exhaustive_search_sim_and_checker_agree(seed):
+    # a GPU short costs more than anything else a plan can: the exhaustive optimum is the
+    # cheapest plan among those that deliver the most; CP-SAT, the simulation and the checker agree
+    inst = with_derived_penalty(tiny_instance(seed))
+    assert inst.shortfall_penalty > inst.cost_ceiling
+    sol = solve_from(SupplySim(inst, []), known=list(inst.disruptions))
+    assert sol.status == "OPTIMAL" and sol.cost == brute_force_p10(inst)
+    sim = follow(inst, sol, inst.disruptions)
+    verdict = check_plan(inst, list(inst.disruptions), oracle.plan_arguments(sim))
+    assert sim.cost() == verdict.cost == sol.cost and verdict.feasible
+    # nothing cheaper delivers fewer: the optimum's non-shortfall part is below one penalty
+    assert sol.cost - inst.shortfall_penalty * sim.shortfall() < inst.shortfall_penalty
 
 
 def test_tiny_instances_exercise_full_partial_and_no_delivery():
@@ -107,8 +128,8 @@ def test_checker_agrees_with_the_simulation_on_random_play(seed):
         sim.purchase, sim.production, sim.holding, sim.delivered)
     assert verdict.lateness == sim.lateness
     broken = set(verdict.violations)
-    assert broken <= {"delivery"}  # the simulation keeps every hard constraint
-    assert ("delivery" in broken) == (sim.shortfall() > 0)
+    assert broken <= {"delivery"} and verdict.feasible  # the simulation keeps every hard constraint
+    assert ("delivery" in broken) == (sim.shortfall() > 0)  # falling short is soft: it costs
 
 
 def test_checker_names_each_broken_constraint():

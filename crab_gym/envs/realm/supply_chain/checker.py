@@ -15,15 +15,18 @@ The eight declared constraints (``constraint_satisfaction`` is the share that ho
                        an earlier day
 ``facility_capacity``  each stage's daily output within its capacity (0 while broken down)
 ``budget``             purchases plus production within the budget
-``delivery``           the demand packaged by the plan's last day, the horizon (no more;
-                       the allowed shortfall is 0 unless the reference itself cannot
-                       deliver everything). GPUs packaged after the due day count, and
-                       cost ``lateness_penalty`` per GPU per day late
+``delivery``           the whole demand packaged by the plan's last day, the horizon
+                       (GPUs packaged after the due day count, and cost
+                       ``lateness_penalty`` per GPU per day late). *Soft*: a plan that falls
+                       short stays feasible and pays ``shortfall_penalty`` per GPU short
+                       (it fails this constraint, so it is no success)
 ==================  ==================================================================
 
-The cost: purchases + production + holding (components on hand and work in progress at the
-end of each day) + lateness (late GPUs; orders arriving after a soft deadline) + the
-shortfall penalty per GPU not packaged by the horizon.
+A plan is feasible when the seven hard constraints hold (and it packages no more than the
+demand); ``delivery`` counts in ``constraint_satisfaction`` and in success, not in
+feasibility. The cost: purchases + production + holding (components on hand and work in
+progress at the end of each day) + lateness (late GPUs; orders arriving after a soft
+deadline) + the shortfall penalty per GPU not packaged by the horizon.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility
 
 CONSTRAINTS = ("supplier_capacity", "lead_time", "component_deadlines", "component_balance", "stage_order",
                "facility_capacity", "budget", "delivery")
+#: The constraints a feasible plan keeps: all but ``delivery`` (a GPU short costs instead).
+HARD_CONSTRAINTS = CONSTRAINTS[:-1]
 
 
 @dataclass
@@ -52,7 +57,7 @@ class P10Check(PlanCheck):
     shortfall: int = 0
 
 
-def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any], allowed_shortfall: int = 0) -> P10Check:
+def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any]) -> P10Check:
     """Check ``plan`` (``submit_plan`` arguments from day 0) facing ``disruptions`` (with
     their start days)."""
     C = {name: i for i, name in enumerate(inst.component_names)}
@@ -105,12 +110,12 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
     ok["stage_order"] &= not any(t > end for _, t in made)
     ok["budget"] &= purchase + production <= inst.budget
     shortfall = max(0, inst.demand - delivered)
-    ok["delivery"] &= shortfall <= allowed_shortfall and delivered <= inst.demand
+    ok["delivery"] &= shortfall == 0 and delivered <= inst.demand
     cost = purchase + production + holding + late + inst.shortfall_penalty * shortfall
     met = sum(ok.values())
     metrics = {
         "planning_quality": min(delivered, inst.demand) / inst.demand,
         "constraint_satisfaction": met / len(CONSTRAINTS),
     }
-    return P10Check(all(ok.values()), float(cost), ok, metrics, purchase, production, holding, late, delivered,
-                    shortfall)
+    feasible = all(ok[name] for name in HARD_CONSTRAINTS) and delivered <= inst.demand
+    return P10Check(feasible, float(cost), ok, metrics, purchase, production, holding, late, delivered, shortfall)

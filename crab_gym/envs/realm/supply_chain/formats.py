@@ -32,6 +32,7 @@ from crab_gym.envs.realm.supply_chain.model import (
     P10Instance,
     Shortage,
     Supplier,
+    with_derived_penalty,
 )
 
 #: GPUs demanded when a file gives none (upstream never does).
@@ -88,7 +89,7 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
     component, base prices and holding costs, soft deadlines (an order arriving after its
     component's deadline costs a twentieth of the base price per unit per day late: a late
     shipment is worth more than none), the packaging facility (testing's capacity, 25 per
-    unit), the shortfall penalty (twice a GPU's dearest cost), and the disruptions' days
+    unit), the shortfall penalty (20 times the most one GPU can add to a plan's cost), and the disruptions' days
     (the shortage strikes every supplier from day 0 to the end; the breakdown starts when
     the first order can arrive).
     """
@@ -185,8 +186,6 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
     if last:
         _fill(source, "delivery_deadlines are soft: an order arriving later costs, per unit per day late, "
               + ", ".join(f"{comp.name} {comp.late_penalty}" for comp in components if comp.late_penalty))
-    penalty = int(math.ceil(2 * unit))
-    _fill(source, f"no penalty for GPUs not delivered; {penalty} per GPU (twice its dearest cost)")
     first_arrival = min(s.lead_time for s in suppliers)
     for comp, day in last.items():
         if first_arrival > day:
@@ -194,15 +193,18 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
                           f"time is {first_arrival} days): every unit of it arrives late", stacklevel=2)
     disruptions = _disruptions(data.get("disruption_scenarios", []), names, first_arrival, source)
     try:
-        return P10Instance(
+        inst = with_derived_penalty(P10Instance(
             name=str(data.get("instance_id") or Path(str(source)).stem),
             description=str(data.get("description", "")),
             demand=DEFAULT_DEMAND, due_day=due, horizon=horizon, lateness_penalty=lateness, budget=budget,
-            shortfall_penalty=penalty, wip_holding=DEFAULT_WIP_HOLDING, components=components,
+            shortfall_penalty=0, wip_holding=DEFAULT_WIP_HOLDING, components=components,
             suppliers=suppliers, facilities=facilities, disruptions=disruptions,
-        )
+        ))
     except ValidationError as exc:  # pragma: no cover - the checks above catch these first
         raise validation_error(exc, source) from None
+    _fill(source, f"no penalty for GPUs not delivered; {inst.shortfall_penalty} per GPU (20 times the most one GPU "
+                  f"can add to a plan's cost, {inst.gpu_cost_bound})")
+    return inst
 
 
 def _check_dependencies(deps: Any, names: list[str], source: str) -> None:

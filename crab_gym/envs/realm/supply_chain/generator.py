@@ -10,8 +10,10 @@ the demand needs even under both disruptions, so every instance can deliver on t
 
 Every instance lets late GPUs be packaged after the due day, until a ``horizon`` half the
 plan's length later, at a ``lateness_penalty`` per GPU per day (a twentieth of a GPU's
-dearest cost, well above what holding one costs a day); a GPU never packaged costs twice
-its dearest cost. The ``late`` size class has upstream's shape where no supplier can deliver
+dearest cost, well above what holding one costs a day); a GPU never packaged costs
+``SHORTFALL_FACTOR`` (20) times the most one GPU can add to a plan's cost
+(:attr:`~.model.P10Instance.gpu_cost_bound`), so completing a GPU always pays and doing
+nothing scores at most 0.05. The ``late`` size class has upstream's shape where no supplier can deliver
 the main component (``gpu_chips``) by its deadline: the deadline is soft (a twentieth of the
 chip's price per unit per day late), every supplier's lead time overshoots it, and the
 cheapest supplier is so slow that the GPUs its chips go into are late too.
@@ -32,6 +34,7 @@ from crab_gym.envs.realm.supply_chain.model import (
     P10Instance,
     Shortage,
     Supplier,
+    with_derived_penalty,
 )
 
 Size = Literal["small", "medium", "large", "late"]
@@ -160,7 +163,7 @@ def generate_p10(
         Shortage(component=comps[0].name, supplier=suppliers[0].supplier_id, shortage=shortage, start=short_start),
         Breakdown(facility="assembly", start=down_start, duration=down),
     ]
-    return P10Instance(
+    return with_derived_penalty(P10Instance(
         name=name or f"p10_{size}_seed{seed}",
         description=f"Generated GPU supply chain ({size}, seed {seed}): {C} components, {S} suppliers, "
                     f"{days} days, {demand} GPUs",
@@ -170,10 +173,10 @@ def generate_p10(
         horizon=horizon,
         lateness_penalty=int(math.ceil(LATENESS_SHARE * unit_value)),
         budget=budget,
-        shortfall_penalty=int(math.ceil(2 * unit_value)),
+        shortfall_penalty=0,  # derived from the rest below
         wip_holding=_draw(rng, (1, 3)),
         components=comps,
         suppliers=suppliers,
         facilities=facilities,
         disruptions=disruptions,
-    )
+    ))

@@ -18,8 +18,11 @@ packaged), money in currency units, quantities in units (GPUs, components).
   progress at the end of each day) + lateness (``lateness_penalty`` per GPU per day it is
   packaged after the due day; a component's ``late_penalty`` per unit per day an order of
   it arrives after its soft deadline) + ``shortfall_penalty`` per GPU not packaged by the
-  horizon. A plan is *feasible* when it keeps every hard constraint and packages every GPU
-  by the horizon (late ones cost, but count).
+  horizon. A plan is *feasible* when it keeps every hard constraint; a GPU it leaves short
+  costs the ``shortfall_penalty`` (generated and upstream instances: :func:`derived_penalty`,
+  above everything else any plan can cost, so that a plan delivering fewer GPUs always costs
+  more, and at least 20 times the most one GPU can cost, so that doing nothing scores at
+  most 0.05).
 
 Upstream REALM-Bench P10 files give no demand, prices or bill of materials; the generator
 (:mod:`.generator`) and the upstream reader (:mod:`.formats`) define them.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -47,6 +51,11 @@ STAGES: tuple[str, ...] = ("assembly", "testing", "packaging")
 
 #: Longest plan (days) an instance may have: keeps observations and the oracle small.
 MAX_DAYS = 400
+
+#: A GPU never packaged costs at least this many times :attr:`P10Instance.gpu_cost_bound`
+#: (generated and upstream instances, :func:`derived_penalty`): doing nothing (every GPU
+#: short) then costs over 20 times the best plan, so it scores optimality below 0.05.
+SHORTFALL_FACTOR = 20
 
 Fraction = Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]
 Money = Annotated[int, Field(ge=0, le=10**12)]
@@ -256,6 +265,54 @@ class P10Instance(BaseModel):
         """Cost per GPU packaged on ``day`` (after the due day)."""
         return self.lateness_penalty * max(0, day - self.due_day)
 
+    @cached_property
+    def gpu_cost_bound(self) -> int:
+        """The most one GPU can add to a plan's cost: its components at the dearest
+        supplier's price, each arriving as late as the horizon after a soft deadline and held
+        every day of the plan, its production, a night in progress every day of the plan,
+        and packaging on the horizon (the most lateness). Any plan that can complete one more
+        GPU does so for at most this (the penalty of leaving it short is far above)."""
+        days = self.n_days
+        total = sum(f.cost_per_unit for f in self.facilities) + days * self.wip_holding
+        total += self.packing_lateness(self.end_day)
+        for c, comp in enumerate(self.components):
+            dearest = max(prices[c] for prices in self.prices)
+            total += comp.bom * (dearest + self.arrival_lateness(c, self.end_day) + days * comp.holding)
+        return total
+
+    @cached_property
+    def cost_ceiling(self) -> int:
+        """The most any plan keeping the hard constraints can cost apart from its shortfall
+        penalty: the budget (purchases and production), plus the initial stock and every
+        unit the budget can buy held on every day and arriving on the horizon (a fractional
+        knapsack over the units' holding-and-lateness per price, capped by the suppliers'
+        undisrupted capacities), every unit assembly can make in progress every day, and the
+        whole demand packaged on the horizon."""
+        days = self.n_days
+        assembly = self.facilities[0]
+        made = assembly.capacity * days
+        if assembly.cost_per_unit:
+            made = min(made, self.budget // assembly.cost_per_unit)
+        total = self.budget + days * self.wip_holding * made + self.demand * self.packing_lateness(self.end_day)
+        total += days * sum(comp.holding * comp.stock for comp in self.components)
+        return total + math.ceil(self._most_bought_weight())
+
+    def _most_bought_weight(self) -> float:
+        """The most holding and arrival lateness the units a plan buys can cost (the
+        fractional knapsack of :attr:`cost_ceiling`: an upper bound, not a plan)."""
+        items = []
+        for c, comp in enumerate(self.components):
+            weight = self.n_days * comp.holding + self.arrival_lateness(c, self.end_day)
+            for s, sup in enumerate(self.suppliers):
+                days = sum(1 for t in range(self.n_days) if t + sup.lead_time <= self.last_arrival(c))
+                items.append((weight, self.prices[s][c], self.base_capacity[s][c] * days))
+        total, left = 0.0, float(self.budget)
+        for weight, price, units in sorted(items, key=lambda i: -i[0] / i[1] if i[1] else -math.inf):
+            take = units if price == 0 else min(units, left / price)
+            total += weight * take
+            left -= price * take
+        return total
+
     def need(self, c: int) -> int:
         """Units of component ``c`` the whole demand uses."""
         return self.components[c].bom * self.demand
@@ -268,6 +325,20 @@ class P10Instance(BaseModel):
     def _fingerprint(self) -> str:
         core = self.model_dump(exclude={"name", "description", "size"})
         return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def derived_penalty(inst: P10Instance) -> int:
+    """The shortfall penalty of generated and upstream instances: the larger of
+    ``cost_ceiling + 1`` (a plan short of one GPU more then costs more than any plan
+    short of one fewer: a cheaper plan never delivers fewer GPUs, so success and the
+    sub-goals are monotone in cost) and ``SHORTFALL_FACTOR x gpu_cost_bound`` (doing nothing
+    costs over 20 times the best plan: optimality at most 0.05)."""
+    return max(inst.cost_ceiling + 1, SHORTFALL_FACTOR * inst.gpu_cost_bound)
+
+
+def with_derived_penalty(inst: P10Instance) -> P10Instance:
+    """``inst`` with its :func:`derived_penalty` as the shortfall penalty."""
+    return inst.model_copy(update={"shortfall_penalty": derived_penalty(inst)})
 
 
 #: The cached values derived from an instance's fields.

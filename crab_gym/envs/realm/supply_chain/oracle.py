@@ -1,5 +1,6 @@
-"""The P10 oracle: a CP-SAT model of the remaining plan from any state, and the adaptive
-reference that re-solves it whenever a disruption strikes.
+"""The P10 oracle: a CP-SAT model of the remaining plan from any state (from day 0 knowing
+every disruption, it gives the reference: the optimum with foresight), and the adaptive
+oracle that re-solves it whenever a disruption strikes (the adaptation yardstick).
 
 CP-SAT on integers (one worker, a deterministic time limit) proves every shipped instance
 optimal in well under a second of deterministic time; ``pywraplp`` with SCIP would need

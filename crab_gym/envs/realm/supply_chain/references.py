@@ -1,14 +1,20 @@
-"""P10 references: the adaptive oracle's plan of each instance facing a disruption schedule.
+"""P10 references: the best plan known of each instance facing a disruption schedule, which
+is the optimum with foresight of that schedule.
 
-The reference of an episode is what the oracle achieves without foresight: it solves the
-plan (:func:`~.oracle.solve_from`), follows it until a disruption strikes, re-solves from
-that day knowing it, and so on (:func:`~.oracle.adaptive`). Its ``bound`` is the proven
-optimum *with* foresight of the whole schedule, a lower bound on any plan facing it; its
-``extra`` holds that value (``hindsight_value``) and the reference's ``shortfall``.
+The reference of an episode is the plan CP-SAT proves optimal when it knows every disruption
+of the schedule from day 0 (:func:`~.oracle.solve_from` with ``known`` the whole schedule):
+no plan facing that schedule costs less, so it is the yardstick of optimality (``value``,
+``status``, ``bound``) and the plan ``OraclePolicy`` submits (it pauses when a disruption
+strikes and resumes when submitted again, so the oracle scores 1). The adaptive oracle, which
+never sees a disruption coming (it solves, follows its plan until a disruption strikes,
+re-solves from that day knowing it, and so on: :func:`~.oracle.adaptive`), is recorded beside
+it in ``extra`` (``adaptive_value``, ``adaptive_status``, ``adaptive_solves``): the
+adaptation metric's ``adaptation_reference="oracle"`` yardstick, and the price of not knowing.
 
 Shipped instances carry the record for their own schedule in ``instances/references.json``;
 any other instance or schedule (disruptions injected) is solved once and cached on disk
-under ``realm/p10/``, keyed by the fingerprint of the instance with that schedule.
+under ``realm/p10-foresight/`` (the adaptive records of the earlier ``realm/p10/`` are not
+read), keyed by the fingerprint of the instance with that schedule.
 """
 
 from __future__ import annotations
@@ -30,30 +36,43 @@ def with_schedule(inst: P10Instance, schedule: list[Any] | None) -> P10Instance:
     return inst.model_copy(update={"disruptions": list(schedule)})
 
 
+def foresight_plan(inst: P10Instance, limit: float | None = None) -> tuple[oracle.Solution, SupplySim]:
+    """The optimum with foresight of ``inst``'s disruptions, and that plan carried out day by
+    day in a simulation facing them (its cost is the solution's: the tests check it)."""
+    sol = oracle.solve_from(SupplySim(inst, []), known=list(inst.disruptions), limit=limit)
+    sim = SupplySim(inst)
+    while not sim.done:
+        oracle.carry_out_day(sim, sol.orders, sol.runs)
+        sim.next_day()
+    return sol, sim
+
+
 def reference_record(inst: P10Instance) -> dict[str, Any]:
-    """The adaptive oracle's record for ``inst`` facing its own disruptions (JSON)."""
-    run = oracle.adaptive(SupplySim(inst))
-    hindsight = oracle.solve_from(SupplySim(inst, []), known=list(inst.disruptions), limit=run.limit)
+    """The reference record of ``inst`` facing its own disruptions (JSON): the foresight
+    optimum and its plan, with the adaptive oracle's episode beside it."""
+    limit = oracle.budget_for(inst)
+    sol, sim = foresight_plan(inst, limit)
+    run = oracle.adaptive(SupplySim(inst), limit)
     return {
         "fingerprint": inst.fingerprint(),
-        "value": run.sim.cost(),
-        "status": run.status,
-        "bound": hindsight.bound,
-        "solver": oracle.SOLVER + "; re-solved when a disruption strikes",
-        "time_limit_s": run.limit,
+        "value": sim.cost(),
+        "status": sol.status,
+        "bound": sol.bound,
+        "solver": oracle.SOLVER + "; one solve from day 0 knowing every disruption of the schedule (foresight)",
+        "time_limit_s": limit,
         "time_limit_kind": "CP-SAT max_deterministic_time per solve",
         "wall_cap_s": oracle.WALL_CAP_S,
         "workers": oracle.WORKERS,
         "ortools": ortools.__version__,
-        "solves": len(run.statuses),
-        "shortfall": run.sim.shortfall(),
-        "hindsight_value": hindsight.cost,
-        "hindsight_status": hindsight.status,
-        "plan": oracle.plan_arguments(run.sim),
+        "shortfall": sim.shortfall(),
+        "adaptive_value": run.sim.cost(),
+        "adaptive_status": run.status,
+        "adaptive_solves": len(run.statuses),
+        "plan": oracle.plan_arguments(sim),
     }
 
 
 def reference_p10(inst: P10Instance, schedule: list[Any] | None = None) -> Reference:
     """The reference of ``inst`` facing ``schedule`` (default: its own disruptions):
     shipped, cached or solved now (``source`` says which)."""
-    return stored_reference("p10", with_schedule(inst, schedule), INSTANCE_DIR, reference_record)
+    return stored_reference("p10-foresight", with_schedule(inst, schedule), INSTANCE_DIR, reference_record)
