@@ -15,7 +15,10 @@ from typing import Any
 @dataclass
 class PlanCheck:
     """Attributes:
-    feasible: every declared constraint holds.
+    feasible: every hard declared constraint holds. A family may also declare soft
+        constraints (P10's ``delivery``: every GPU delivered): they count in
+        ``constraint_satisfaction`` and in success, their breach is priced in the cost, and
+        they do not make a plan infeasible.
     cost: the plan's cost in the problem's units (what the reference value is compared with).
     constraints: each declared constraint by name, and whether it holds.
     metrics: the REALM metrics of the plan.
