@@ -17,7 +17,6 @@ extra) is also one line and exit code 2.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import json
 import os
@@ -32,6 +31,7 @@ from crab_gym._optional import MissingExtraError
 from crab_gym.baselines.registry import REALM_IDS, named_policies, policy_specs
 from crab_gym.core.benchmark import Benchmark
 from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
+from crab_gym.core.keywords import did_you_mean
 from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
@@ -74,11 +74,8 @@ def _message(exc: BaseException) -> str:
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """A hint naming the closest choice: the same word in another case first (``SPT``), then
-    a near spelling."""
-    same_case = [c for c in choices if c.lower() == word.lower()]
-    close = same_case or difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """A hint naming the closest choice: the same word in another case first (``SPT``)."""
+    return did_you_mean(word, choices)
 
 
 # ====================================================================== list

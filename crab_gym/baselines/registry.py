@@ -5,6 +5,10 @@ their own problem, so ``crab-gym run`` checks the fit before running anything an
 the policies that do fit (:func:`policies_for`), instead of failing deep inside an episode.
 An env registered under another id with the same entry point (a user's alias) fits too.
 
+Built in Python (:func:`policy_factories`, :class:`NamedPolicy`), a policy checks the same fit
+on the env it is given: ``spt`` on P1 raises :class:`PolicyMismatchError` naming the envs it
+fits and the policies that fit this one, instead of a ``KeyError`` from inside the rule.
+
 The factories are lambdas, which cannot be pickled: worker processes and Ray tasks get a
 :class:`NamedPolicy` instead (:func:`named_policies`), which rebuilds the policy from its name
 in the worker.
@@ -34,6 +38,10 @@ from crab_gym.envs.registration import realm_ids
 REALM_IDS = tuple(realm_ids())
 
 
+class PolicyMismatchError(ValueError):
+    """A named policy was given an env it does not fit."""
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """A named policy.
@@ -61,6 +69,28 @@ class PolicySpec:
         if self.env_ids is None:
             return True
         return _entry_point(env_id) in {_entry_point(i) for i in self.env_ids}
+
+    def build(self, env: gym.Env, **options: Any) -> Any:
+        """The policy for ``env``, after checking that it fits (an env made by ``gym.make`` knows its
+        id; one built directly from a class is checked by that class's registered id)."""
+        env_id = _env_id(env)
+        if env_id is not None and not self.fits(env_id):
+            fitting = [name for name, spec in policy_specs().items() if spec.fits(env_id)]
+            raise PolicyMismatchError(
+                f"policy {self.name!r} does not fit {env_id}: it fits {', '.join(self.env_ids or ())}; "
+                f"policies that fit {env_id}: {', '.join(fitting)}")
+        return self.factory(env, **options) if options else self.factory(env)
+
+
+def _env_id(env: gym.Env) -> str | None:
+    """The registered id of ``env`` (its spec, else the id its class is registered under)."""
+    for layer in (env, getattr(env, "unwrapped", env)):
+        spec = getattr(layer, "spec", None)
+        if spec is not None and getattr(spec, "id", None):
+            return spec.id
+    cls = type(getattr(env, "unwrapped", env))
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    return next((s.id for s in gym.registry.values() if s.entry_point == target), None)
 
 
 class _EnvPolicy:
@@ -118,8 +148,9 @@ def policy_specs() -> dict[str, PolicySpec]:
 
 
 def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:
-    """Every named policy's factory (see :func:`policy_specs` for the envs each fits)."""
-    return {name: spec.factory for name, spec in policy_specs().items()}
+    """Every named policy's factory (see :func:`policy_specs` for the envs each fits); each
+    checks the fit on the env it is given (:class:`PolicyMismatchError`)."""
+    return {name: spec.build for name, spec in policy_specs().items()}
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,32 @@ def make_masked_env(
     wrapped: gym.Env = DiscreteActions(base)
     if SB3Observations.needed(wrapped.observation_space):
         wrapped = SB3Observations(wrapped)
+    check_sb3_observations(wrapped.observation_space, _label(base))
     return EpisodeStats(wrapped) if monitor else wrapped
+
+
+#: The observation spaces SB3's policies take (alone, or as the parts of one ``Dict``).
+SB3_SPACES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+def check_sb3_observations(space: gym.Space, label: str) -> None:
+    """Refuse, naming the part, an observation SB3 cannot take (the desktop's ``Text`` parts),
+    instead of SB3's ``TypeError: 'NoneType' object is not iterable`` from deep inside."""
+    parts = space.spaces.items() if isinstance(space, gym.spaces.Dict) else [("", space)]
+    for name, part in parts:
+        if not isinstance(part, SB3_SPACES):
+            where = f"part {name!r}" if name else "observation space"
+            keep = [k for k, s in parts if isinstance(s, SB3_SPACES)]
+            hint = (f"; wrap it to keep the numeric parts, e.g. wrappers=[lambda env: "
+                    f"gymnasium.wrappers.FilterObservation(env, {keep!r})]" if keep else "")
+            raise ValueError(
+                f"{label}: Stable-Baselines3 cannot take this env's observations: its {where} is "
+                f"{type(part).__name__} (SB3 takes Box, Discrete, MultiDiscrete, MultiBinary, or a Dict of them){hint}")
+
+
+def _label(env: gym.Env) -> str:
+    spec = getattr(env, "spec", None)
+    return spec.id if spec is not None and getattr(spec, "id", None) else type(env.unwrapped).__name__
 
 
 class SB3Observations(gym.ObservationWrapper):
@@ -152,6 +177,8 @@ def make_masked_vec_env(
     factories must be picklable (module-level functions or ``functools.partial``).
     """
     _, vec_env = _sb3()
+    if subproc:  # a worker that cannot build its env dies with EOFError: check here, in words
+        make_masked_env(env_id, env_kwargs=env_kwargs, wrappers=wrappers, monitor=False).close()
     thunks = [
         functools.partial(_make_worker_env, env_id, dict(env_kwargs or {}), tuple(wrappers)) for _ in range(n_envs)
     ]

@@ -516,3 +516,30 @@ def test_good_upstream_files_still_load(tmp_path):
     for data, expect in ((up_p1, "P1Instance"), (up_p2, "P2Instance"), (up_p3, "P3Instance"), (up_p4, "P4Instance")):
         inst = load_realm_instance(write(tmp_path, "good.json", data()))
         assert type(inst).__name__ == expect
+
+
+# ----------------------------------------------------------------------------- a required key missing
+def _own_json(problem: str) -> dict:
+    """A shipped instance of ``problem`` in crab_gym's own JSON shape."""
+    from crab_gym.datasets import list_instances, load_instance
+
+    return json.loads(load_instance(problem, list_instances(problem)[0]).model_dump_json())
+
+
+@pytest.mark.parametrize("problem", ["P1", "P2", "P3", "P5", "P6", "P7", "P10"])
+def test_a_missing_required_key_is_named_with_the_file(tmp_path, problem):
+    """Issue 28: "Field required" named the file but not the field, for every required key."""
+    from crab_gym.datasets import load_instance
+
+    data = _own_json(problem)
+    checked = 0
+    for key in data:
+        bad = {k: v for k, v in data.items() if k != key}
+        path = tmp_path / f"{problem}_without_{key}.json"
+        path.write_text(json.dumps(bad))
+        try:
+            load_instance(problem, str(path))
+        except InstanceFormatError as exc:
+            assert exc.field == key and f"{path.name}: field '{key}': Field required" in str(exc), str(exc)
+            checked += 1
+    assert checked >= 3, f"{problem}: expected several required keys"

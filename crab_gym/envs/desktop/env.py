@@ -23,6 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from crab_gym.core import Action, Environment, LocalBackend, evaluator
+from crab_gym.core.keywords import checked_keywords
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.desktop.actions import AGENT_ACTIONS, MACHINE_ACTIONS
 from crab_gym.envs.desktop.keys import KEYBOARD_KEYS
@@ -95,6 +96,7 @@ class CrabDesktopEnv(CrabEnv):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
+    @checked_keywords("CrabDesktopEnv (CrabDesktop-v0)")
     def __init__(
         self,
         task: str | DesktopTask | Mapping[str, Any] | None = None,

@@ -37,10 +37,12 @@ def read_json(path: Path) -> Any:
 def _dotted(loc: tuple, data: Any = None) -> str:
     """A pydantic error location as a dotted path: ``("requests", 2, "pickup")`` ->
     ``requests[2].pickup``. With the validated ``data``, parts that are not in it (the tag
-    pydantic adds for a tagged union, like ``construction``) are left out."""
+    pydantic adds for a tagged union, like ``construction``) are left out, except the last
+    one: that is the field a "Field required" error is about, which is never in the data."""
     out, node = "", data
-    for part in loc:
-        if data is not None and isinstance(part, str) and not (isinstance(node, dict) and part in node):
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if data is not None and isinstance(part, str) and not last and not (isinstance(node, dict) and part in node):
             continue
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
         try:
