@@ -44,3 +44,25 @@ def test_oracle_continues_from_a_state_and_keeps_its_trips():
     assert check_plan(inst, res.plan()).cost == res.cost
     # keeping the optimum's first trip, the continuation is optimal too
     assert res.cost == solve_p7(inst, deterministic_limit=5.0).cost
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_vehicle_solve_matches_brute_force_on_that_vehicle_alone(seed):
+    # the coordination baseline: the oracle restricted to one vehicle, priced with the
+    # instance's K (a one-vehicle copy has another K: compare points and minutes)
+    inst = tiny_p7(seed, 1, 2, 4)
+    for v in range(2):
+        alone = inst.model_copy(update={"vehicles": [inst.vehicles[v]]})
+        best, _ = brute_force_p7(alone)
+        points, minutes = divmod(int(best), alone.minute_weight)
+        res = solve_p7(inst, deterministic_limit=5.0, vehicles=[v])
+        assert res.status == "OPTIMAL" and res.cost == inst.minute_weight * points + minutes
+        assert {t["vehicle"] for t in res.trips} <= {inst.vehicle_ids[v]}
+
+
+def test_a_hint_is_a_plan_to_start_from():
+    inst = tiny_p7(9, 2, 2, 3)
+    best, plan = brute_force_p7(inst)
+    for hint in (plan, {"trips": []}, {"trips": [dict(t, depart=t["depart"] + 1) for t in plan["trips"]]}):
+        res = solve_p7(inst, deterministic_limit=5.0, hint=hint)  # off-grid trips are left out
+        assert res.cost == best and check_plan(inst, res.plan()).cost == best

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,9 +108,17 @@ def solve_p7(
     state: ReliefState | None = None,
     known: Sequence[Any] | None = None,
     deterministic_limit: float | None = None,
+    *,
+    vehicles: Sequence[int] | None = None,
+    hint: Mapping[str, Any] | None = None,
 ) -> OracleResult:
     """The best plan CP-SAT finds from ``state`` (default: the start) knowing the disruptions
-    ``known`` (default: the instance's own, all of them: the full-information optimum)."""
+    ``known`` (default: the instance's own, all of them: the full-information optimum).
+
+    ``vehicles`` restricts the new trips to those vehicle indices (the solo baseline of
+    :mod:`.coordination`: one vehicle alone, priced with the instance's own ``K``); ``hint``
+    is a plan (``submit_plan`` arguments) CP-SAT starts its search from (the build seeds it
+    with the local search's polish of its last plan)."""
     state = state or ReliefState.initial(inst)
     known = list(inst.disruptions if known is None else known)
     limit = float(deterministic_limit if deterministic_limit is not None else default_limit(inst))
@@ -120,12 +128,15 @@ def solve_p7(
     m = cp_model.CpModel()
     x: dict[tuple[int, int, int], Any] = {}
     q: dict[tuple[int, int, int, str], Any] = {}
+    caps: dict[tuple[int, int, int, str], int] = {}
     resid = {
         (r, k): max(0, need - on0[r][k] - late0[r][k]) for r, reg in enumerate(inst.regions) for k, need in reg.needs.items()
     }
     t_now = -(-(state.now - inst.start) // slot)
     minutes_terms = []
     for v, veh in enumerate(inst.vehicles):
+        if vehicles is not None and v not in vehicles:
+            continue
         first = max(t_now, -(-(state.vehicle_free[v] - inst.start) // slot))
         for r, reg in enumerate(inst.regions):
             d = inst.one_way[v][r] // slot
@@ -139,7 +150,8 @@ def solve_p7(
                 x[v, r, t] = lit = m.NewBoolVar(f"x{v}_{r}_{t}")
                 loads = []
                 for k in wanted:
-                    q[v, r, t, k] = var = m.NewIntVar(0, min(veh.capacity, resid[r, k], state.stock[k]), f"q{v}_{r}_{t}_{k}")
+                    caps[v, r, t, k] = cap = min(veh.capacity, resid[r, k], state.stock[k])
+                    q[v, r, t, k] = var = m.NewIntVar(0, cap, f"q{v}_{r}_{t}_{k}")
                     loads.append(var)
                 m.Add(sum(loads) <= veh.capacity * lit)
                 m.Add(sum(loads) >= 1).OnlyEnforceIf(lit)  # an empty trip only drives
@@ -178,6 +190,8 @@ def solve_p7(
             lost_total.append(lost)
         m.Add(sum(var for _, var in shipped) + sum(lost_total) <= have)
     m.Minimize(K * sum(points) + sum(minutes_terms))
+    if hint is not None:
+        _add_hint(m, inst, x, q, caps, hint)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
@@ -198,6 +212,20 @@ def solve_p7(
     value = float(round(solver.ObjectiveValue())) + fixed_minutes
     bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
     return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+
+
+def _add_hint(m: cp_model.CpModel, inst: P7Instance, x: dict, q: dict, caps: dict, hint: Mapping[str, Any]) -> None:
+    """Hint every trip variable with ``hint``'s plan (trips off the model's grid are left out;
+    loads are clipped to their variable's upper bound, ``caps``)."""
+    slot, planned = inst.slot_minutes, {}
+    for trip in hint.get("trips", []):
+        v, r = inst.vehicle_ids.index(trip["vehicle"]), inst.region_ids.index(trip["region"])
+        if (trip["depart"] - inst.start) % slot == 0:
+            planned[v, r, (trip["depart"] - inst.start) // slot] = dict(trip["load"])
+    for key, lit in x.items():
+        m.AddHint(lit, key in planned)
+    for (v, r, t, k), var in q.items():
+        m.AddHint(var, min(caps[v, r, t, k], planned.get((v, r, t), {}).get(k, 0)))
 
 
 # ---------------------------------------------------------------------------------------
