@@ -1,5 +1,6 @@
 """Realm-P7-v0 in one run: env steps per second, oracle solve times, and the mean optimality
-of the greedy heuristic and of random legal play on the shipped instances.
+of sending nothing, random legal play, the greedy heuristic and the oracle policy on the
+shipped instances (optimality is the avoidable part: sending nothing 0, the best known plan 1).
 
     python benchmarks/p7.py                 # every shipped instance
     python benchmarks/p7.py --sizes small   # one size class
@@ -15,6 +16,7 @@ import argparse
 import statistics
 import time
 
+from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
 from crab_gym.envs.realm.disaster_relief.formats import load_p7, shipped_p7_names
@@ -33,6 +35,11 @@ def episode(env: DisasterReliefEnv, policy, seed: int) -> tuple[float, int, floa
             return info["metrics"]["optimality"], steps, time.perf_counter() - tic
 
 
+def nothing(obs, info) -> dict:
+    """Send nothing: submit the empty plan."""
+    return {"name": "submit_plan", "arguments": {"trips": []}}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", default=["small", "medium", "large"])
@@ -40,9 +47,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--oracle-per-size", type=int, default=2, help="instances per size to re-solve")
     args = parser.parse_args(argv)
     names = [n for n in shipped_p7_names() if n.split("_")[1] in args.sizes]
-    greedy, rand, steps, seconds = {}, {}, 0, 0.0
+    greedy, rand, none, oracle, steps, seconds = {}, {}, {}, {}, 0, 0.0
     for name in names:
         env = DisasterReliefEnv(name, adaptation_reference="oracle")
+        none[name] = episode(env, nothing, 0)[0]
+        oracle[name] = episode(env, OraclePolicy(env), 0)[0]
         opt, n, s = episode(env, GreedyReliefPolicy(env), 0)
         greedy[name], steps, seconds = opt, steps + n, seconds + s
         scores = []
@@ -60,6 +69,9 @@ def main(argv: list[str] | None = None) -> None:
                   f"random mean optimality {statistics.mean(rand[n] for n in mine):.3f}")
     print(f"all    greedy mean optimality {statistics.mean(greedy.values()):.3f}   "
           f"random mean optimality {statistics.mean(rand.values()):.3f}")
+    print(f"all    mean optimality: nothing {statistics.mean(none.values()):.3f} < random "
+          f"{statistics.mean(rand.values()):.3f} < greedy {statistics.mean(greedy.values()):.3f} < oracle "
+          f"{statistics.mean(oracle.values()):.3f}")
     for size in args.sizes:
         for name in [n for n in names if n.split("_")[1] == size][: args.oracle_per_size]:
             inst = load_p7(name)

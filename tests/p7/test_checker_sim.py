@@ -52,7 +52,7 @@ def test_hand_computed_plan_cost_and_metrics():
     assert res.minutes == 2 * 60 + 2 * 120
     assert res.cost == inst.minute_weight * 20 + 360
     assert res.metrics["constraint_satisfaction"] == pytest.approx(1 - 1 / 15)
-    assert res.metrics["planning_quality"] == pytest.approx(1 - 20 / inst.total_points)
+    assert res.metrics["need_met_share"] == pytest.approx(1 - 20 / inst.total_points)
 
 
 def test_late_units_earn_half_and_surplus_is_waste():
@@ -80,6 +80,24 @@ def test_each_constraint_is_checked(plan, broken):
     res = check_plan(hand(), plan)
     assert [c for _, c in res.refused] == [broken]
     assert res.violations == [f"trips[{len(plan['trips']) - 1}].{broken}"]
+
+
+def test_a_trip_breaking_two_constraints_counts_two():
+    """Issue 22: a refused trip that broke several constraints counted one."""
+    inst = hand().model_copy(update={"disruptions": []})
+    plan = {"trips": [trip("north", {"food": 13}, 900)]}  # 13 > 12 units, and arrives 17:00 > 16:00
+    res = check_plan(inst, plan)
+    assert res.refused == [(0, "capacity"), (0, "horizon")]
+    assert res.violations == ["trips[0].capacity", "trips[0].horizon"]
+    assert res.metrics["constraint_satisfaction"] == pytest.approx(1 - 2 / 5)  # was 1 - 1/5
+    sim = ReliefSim.start(inst, inst.disruptions)
+    sim.run_plan([normal_trip(inst, t, k) for k, t in enumerate(plan["trips"])])
+    assert len(sim.violations) == 1
+    assert "exceed the capacity" in sim.violations[0] and "after the horizon" in sim.violations[0]
+    # with the 11:00 shortage the food left (10) is short too: three broken
+    res = check_plan(hand(), plan)
+    assert [c for _, c in res.refused] == ["capacity", "stock", "horizon"]
+    assert res.metrics["constraint_satisfaction"] == pytest.approx(1 - 3 / 5)
 
 
 def test_malformed_trips_are_named():
@@ -110,7 +128,8 @@ def test_simulation_carrying_out_a_plan_agrees_with_the_checker(seed):
     sim.run_plan([normal_trip(inst, t, k) for k, t in enumerate(plan["trips"])])
     sim.finish()
     res = check_plan(inst, plan)
-    assert len(sim.violations) == len(res.refused)
+    assert len(sim.violations) == len({k for k, _ in res.refused})
+    assert sum(v.count(";") + 1 for v in sim.violations) == len(res.refused)
     assert sim.cost() == res.cost
     assert sim.on_time == res.on_time and sim.late == res.late
     # the trips the simulation made, resubmitted, are feasible and cost the same

@@ -112,9 +112,27 @@ def test_submitted_plan_breaking_constraints_is_scored_infeasible():
     plan = [{"vehicle": v.id, "region": region.id, "load": {res: v.capacity + 1}, "depart": inst.start}]
     _, _, term, _, info = env.step({"name": "submit_plan", "arguments": {"trips": plan}})
     assert info["valid"] and term
-    assert info["metrics"]["optimality"] == 0.0 and info["metrics"]["adaptation"] == 0.0
-    assert info["metrics"]["constraint_satisfaction"] == pytest.approx(1 - 1 / 5)
-    assert "capacity" in info["metrics"]["violations"][0]
+    m = info["metrics"]
+    assert m["optimality"] == 0.0 and m["coordination"] == 0.0
+    assert m["adaptation"] is None  # the episode ended before its first disruption
+    assert m["constraint_satisfaction"] == pytest.approx(1 - 1 / 5)
+    assert "capacity" in m["violations"][0]
+    # the refused trip is reported apart, with what it broke (issue 22: it was left out)
+    assert info["solution"]["trips"] == []
+    assert info["solution"]["refused"] == [{**plan[0], "broken": ["capacity"]}]
+
+
+def test_an_infeasible_plan_after_a_disruption_scores_zero_adaptation():
+    env = DisasterReliefEnv("p7_small_00", adaptation_reference="oracle")
+    env.reset()
+    inst = env.instance
+    # a trip after the 13:30 weather block started on region3, leaving for region3: refused
+    plan = [{"vehicle": "truck1", "region": "region3", "load": {"water": 10}, "depart": 840}]
+    *_, info = env.step({"name": "submit_plan", "arguments": {"trips": plan}})
+    m = info["metrics"]
+    assert inst.disruptions[0].start == 810 and m["disruptions_applied"] >= 1
+    assert m["adaptation"] == 0.0 and m["optimality"] == 0.0 and m["coordination"] == 0.0
+    assert info["solution"]["refused"] == [{**plan[0], "broken": ["weather"]}]
 
 
 def test_weather_block_masks_sends_to_the_region_and_shortage_cuts_the_stock():

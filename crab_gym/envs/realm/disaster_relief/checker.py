@@ -4,9 +4,9 @@ from the instance, the disruptions faced and the trips alone (apart from the env
 
 A plan is ``{"trips": [{"vehicle", "region", "load": {resource: units}, "depart"}]}``.
 Trips are taken in order of departure (ties: plan order). Each trip declares five
-constraints -- ``capacity``, ``stock``, ``weather``, ``one_at_a_time``, ``horizon`` -- and a
-trip that breaks one is not carried out (it delivers nothing and drives nothing): the plan
-is then infeasible. Disruptions strike before the departures of their minute.
+constraints -- ``capacity``, ``stock``, ``weather``, ``one_at_a_time``, ``horizon`` -- each
+checked on its own (``constraint_satisfaction`` counts every one broken); a trip that breaks
+any is not carried out (it delivers nothing and drives nothing): the plan is then infeasible. Disruptions strike before the departures of their minute.
 ``coordination`` needs a baseline plan and the reference: :mod:`.coordination`.
 """
 
@@ -43,7 +43,8 @@ class ReliefCheck(PlanCheck):
         minutes: transport minutes of the trips carried out.
         on_time, late: units received per region and resource, by the deadline / after it.
         delivered: units delivered in all (counted or not).
-        refused: ``(trip index, constraint)`` of each trip not carried out.
+        refused: ``(trip index, constraint)`` of each constraint a trip not carried out broke
+            (a trip breaking two constraints appears twice).
     """
 
     points: int = 0
@@ -75,6 +76,24 @@ def normal_trip(inst: P7Instance, trip: Mapping[str, Any], k: int) -> tuple[int,
     return vehicles.index(vid), regions.index(rid), {r: q for r, q in load.items() if q > 0}, depart
 
 
+def broken_constraints(
+    inst: P7Instance, trip: tuple[int, int, dict[str, int], int], stock: Mapping[str, int],
+    blocks: Sequence[WeatherEvent], busy_until: int,
+) -> list[str]:
+    """Every constraint of :data:`TRIP_CONSTRAINTS` the trip ``(vehicle, region, load, depart)``
+    breaks, given the stock at its departure and when its vehicle is back (each counts)."""
+    v, r, load, depart = trip
+    region = inst.regions[r].id
+    checks = {
+        "capacity": sum(load.values()) > inst.vehicles[v].capacity,
+        "stock": any(q > stock[res] for res, q in load.items()),
+        "weather": any(b.region == region and b.start <= depart < b.end for b in blocks),
+        "one_at_a_time": depart < busy_until,
+        "horizon": depart + inst.one_way[v][r] > inst.horizon,
+    }
+    return [c for c in TRIP_CONSTRAINTS if checks[c]]
+
+
 def check_plan(inst: P7Instance, plan: Mapping[str, Any], schedule: Sequence[Any] | None = None) -> ReliefCheck:
     """Score ``plan`` on ``inst`` facing ``schedule`` (default: the instance's disruptions)."""
     schedule = list(inst.disruptions if schedule is None else schedule)
@@ -95,22 +114,12 @@ def check_plan(inst: P7Instance, plan: Mapping[str, Any], schedule: Sequence[Any
             d = shortages[next_shortage]
             stock[d.resource] -= lost_units(stock[d.resource], d.fraction)
             next_shortage += 1
-        veh, region = inst.vehicles[v], inst.regions[r]
         leg = inst.one_way[v][r]
-        broken = None
-        if sum(load.values()) > veh.capacity:
-            broken = "capacity"
-        elif any(q > stock[res] for res, q in load.items()):
-            broken = "stock"
-        elif any(b.region == region.id and b.start <= depart < b.end for b in blocks):
-            broken = "weather"
-        elif depart < busy_until[v]:
-            broken = "one_at_a_time"
-        elif depart + leg > inst.horizon:
-            broken = "horizon"
+        broken = broken_constraints(inst, trips[k], stock, blocks, busy_until[v])
         if broken:
-            refused.append((k, broken))
+            refused += [(k, c) for c in broken]
             continue
+        region = inst.regions[r]
         for res, q in load.items():
             stock[res] -= q
             (on_time if depart + leg <= region.deadline else late)[r][res] += q
@@ -119,9 +128,10 @@ def check_plan(inst: P7Instance, plan: Mapping[str, Any], schedule: Sequence[Any
         minutes += 2 * leg
     points = shortfall_points(inst, on_time, late)
     declared = len(TRIP_CONSTRAINTS) * len(trips)
-    constraints = {f"trips[{k}].{c}": (k, c) not in refused for k in range(len(trips)) for c in TRIP_CONSTRAINTS}
+    kept_out = set(refused)
+    constraints = {f"trips[{k}].{c}": (k, c) not in kept_out for k in range(len(trips)) for c in TRIP_CONSTRAINTS}
     metrics = {
-        "planning_quality": 1.0 - points / inst.total_points if inst.total_points else 1.0,
+        "need_met_share": 1.0 - points / inst.total_points if inst.total_points else 1.0,
         "constraint_satisfaction": 1.0 - len(refused) / declared if declared else 1.0,
     }
     return ReliefCheck(

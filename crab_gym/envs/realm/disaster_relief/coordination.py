@@ -1,23 +1,24 @@
 """P7 coordination: the share of the gain of the vehicles working together that a plan realises.
 
-The agents are the vehicles. The baseline is **one vehicle doing the whole relief alone**
-(:func:`solo_plan`): from the start, each time it is back at the base it takes the trip that
-spares the most shortfall points (a load filling its capacity with what the region still
-needs and the base still has, resources in their fixed order; ``2 w`` per unit arriving by the
-deadline, ``w`` after it), shorter trips first among equals, then the lower region index; with
-no such trip it waits for a weather block to lift, and stops when none will. Shortages strike
-and blocks hold exactly as in the checker. :func:`solo_cost` is the cheapest of these plans
-over the vehicles, scored by the independent checker.
+The agents are the vehicles. The baseline is **the best plan one vehicle alone can make**:
+CP-SAT (:func:`~.oracle.solve_p7` restricted to one vehicle, priced with the instance's own
+``K``), once per vehicle, seeded with :func:`solo_plan`. :func:`solo_record` keeps each
+vehicle's best plan and proven bound; the baseline ``solo`` is the smallest *bound* over the
+vehicles, a lower bound of the cost of every plan whose trips one vehicle makes, so such a
+plan scores 0 even where a solve stopped before its proof.
 
 ``coordination = (solo - cost) / (solo - reference)``, clipped to [0, 1]
-(:func:`~crab_gym.envs.realm.common.coordination.savings_share`): 1 at the reference's cost, 0 for a plan no better than the best
-vehicle working alone (two vehicles duplicating a delivery waste stock and score lower),
-0 for an infeasible plan. When nothing is to be gained (``solo <= reference``) a feasible
-plan scores 1 if it costs no more than the reference, else 0; without a reference value, 1 if
-it costs no more than the solo plan, else 0.
+(:func:`~crab_gym.envs.realm.common.coordination.savings_share`): 1 at the reference's cost,
+0 for every plan no better than one vehicle alone could do (one vehicle doing everything,
+two vehicles duplicating a delivery while a deadline passes, sending nothing), 0 for an
+infeasible plan. A function of the cost alone, so plans of equal cost score the same.
+It does not apply (``None``, :data:`~crab_gym.envs.realm.common.references.NOT_APPLICABLE`)
+to an instance with one vehicle, or when working together is not known to gain anything
+(``solo <= reference``: one vehicle alone may do as well as the team).
 
-Cheap (one pass per trip over the regions, per vehicle) and deterministic: no solver runs at
-the end of an episode.
+The shipped instances carry their solo record in ``references.json`` (``solo``); any other
+instance (or schedule faced) is solved once, one deterministic second per vehicle, and
+cached on disk like a reference (:func:`~.references.solo_reference`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from crab_gym.envs.realm.common.coordination import savings_share
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE
 from crab_gym.envs.realm.disaster_relief.checker import check_plan
 from crab_gym.envs.realm.disaster_relief.model import (
     RESOURCES,
@@ -33,6 +36,51 @@ from crab_gym.envs.realm.disaster_relief.model import (
     WeatherEvent,
     lost_units,
 )
+from crab_gym.envs.realm.disaster_relief.oracle import SOLVER, solve_p7
+
+#: CP-SAT's deterministic budget per vehicle for an instance solved on demand (the build
+#: gives the shipped instances more: :data:`~.build.SOLO_LIMIT`).
+SOLO_LIMIT = 1.0
+
+
+def coordination(cost: float, feasible: bool, solo: float | None, reference: float | None, n_vehicles: int) -> float | None:
+    """The coordination score (see the module docstring); ``solo`` is the solo baseline (a
+    lower bound of every one-vehicle plan's cost), ``reference`` the best known cost."""
+    if n_vehicles < 2:
+        return NOT_APPLICABLE
+    if not feasible:
+        return 0.0
+    if solo is None or reference is None or solo <= reference:
+        return NOT_APPLICABLE
+    return savings_share(cost, True, solo, reference)
+
+
+def solo_record(inst: P7Instance, limit: float = SOLO_LIMIT) -> dict[str, Any]:
+    """Each vehicle alone, solved by CP-SAT from :func:`solo_plan` (one worker, ``limit``
+    deterministic seconds): ``value`` and ``plan`` of the best, ``bound`` the smallest proven
+    bound over the vehicles (the baseline), and the rows per vehicle."""
+    rows, plans = [], []
+    for v, vid in enumerate(inst.vehicle_ids):
+        hint = solo_plan(inst, v)
+        res = solve_p7(inst, deterministic_limit=limit, vehicles=[v], hint=hint)
+        plan = res.plan() if res.cost is not None else hint
+        value = res.cost if res.cost is not None else check_plan(inst, hint).cost
+        rows.append({"vehicle": vid, "value": value, "bound": res.bound, "status": res.status})
+        plans.append(plan)
+    best = min(range(len(rows)), key=lambda i: rows[i]["value"])
+    bounds = [r["bound"] for r in rows]
+    return {
+        "value": rows[best]["value"],
+        "bound": None if None in bounds else min(bounds),
+        "status": "OPTIMAL" if all(r["status"] == "OPTIMAL" for r in rows) else "FEASIBLE",
+        "vehicle": rows[best]["vehicle"],
+        "solver": f"{SOLVER}, one vehicle at a time, hinted with solo_plan",
+        "time_limit_s": limit,
+        "workers": 1,
+        "plan": plans[best],
+        "per_vehicle": rows,
+        "fingerprint": inst.fingerprint(),
+    }
 
 
 def solo_plan(inst: P7Instance, v: int, schedule: Sequence[Any] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -77,9 +125,3 @@ def solo_plan(inst: P7Instance, v: int, schedule: Sequence[Any] | None = None) -
             break
         now = min(lifts)
     return {"trips": trips}
-
-
-def solo_cost(inst: P7Instance, schedule: Sequence[Any] | None = None) -> float:
-    """The cost of the best vehicle doing the whole relief alone (:func:`solo_plan`)."""
-    return min(check_plan(inst, solo_plan(inst, v, schedule), schedule).cost for v in range(len(inst.vehicles)))
-

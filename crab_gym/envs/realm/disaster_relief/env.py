@@ -15,7 +15,6 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionReport,
     checked_adaptation_reference,
@@ -26,11 +25,11 @@ from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, normalised_optimality
 from crab_gym.envs.realm.disaster_relief import render as rendering
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
 from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
-from crab_gym.envs.realm.disaster_relief.coordination import solo_cost
+from crab_gym.envs.realm.disaster_relief.coordination import coordination
 from crab_gym.envs.realm.disaster_relief.disruptions import (
     DISRUPTION_KINDS,
     disruption_to_json,
@@ -39,8 +38,8 @@ from crab_gym.envs.realm.disaster_relief.disruptions import (
 )
 from crab_gym.envs.realm.disaster_relief.formats import FILES
 from crab_gym.envs.realm.disaster_relief.generator import generate_p7
-from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent, region_credit
-from crab_gym.envs.realm.disaster_relief.references import reference_p7
+from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent
+from crab_gym.envs.realm.disaster_relief.references import reference_p7, solo_reference
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 
 DEFAULT_INSTANCE = "p7_small_00"
@@ -112,16 +111,16 @@ def inst_index(ids: list[str], ident: str) -> int:
     return ids.index(ident)
 
 
-def _served(r: int, rid: str) -> Evaluator:
-    """Region ``r`` spared at least the shortfall points the reference plan spares it."""
-    return evaluator(lambda env: env._region_credit(r) >= env._targets[r], name=f"served_{rid}",
-                     description=f"{rid} is served as well as the reference plan serves it")
+#: The sub-goals: per cent of the best known relief delivered (see :func:`_relief`).
+RELIEF_MILESTONES = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 
 
-def _reached(r: int, rid: str) -> Evaluator:
-    """Some relief arrived in region ``r`` by its deadline (used when there is no reference plan)."""
-    return evaluator(lambda env: any(q > 0 for q in env.sim.on_time[r].values()), name=f"reached_{rid}_in_time",
-                     description=f"relief reached {rid} by its deadline")
+def _relief(pct: int) -> Evaluator:
+    """At least ``pct`` % of the best known relief has arrived: the severity-weighted need met
+    (``2w`` per unit by its deadline, ``w`` after it) that the best known plan meets. A
+    function of the shortfall alone, so a plan that meets more need never passes fewer."""
+    return evaluator(lambda env: 100 * env._credit() >= pct * env._best_credit(), name=f"relief_{pct}pct",
+                     description=f"{pct} % of the best known plan's severity-weighted relief delivered")
 
 
 class DisasterReliefEnv(RealmEnv):
@@ -190,13 +189,14 @@ class DisasterReliefEnv(RealmEnv):
     ## Rewards
 
     Per valid step, `progress_weight` (0.5) x the rise of the sub-goal completeness; at the end
-    `optimality_weight` (0.5) x optimality = reference cost / cost (capped at 1; 0 if a
-    constraint is broken). Stocks are short on purpose, so no plan meets every need; the
-    sub-goals are what the optimum achieves: `served_<id>` per region the reference plan
-    serves, passed once the region is spared as many shortfall points as the reference plan
-    spares it (`2w` per unit on time, `w` per unit late). The return lies in [0, 1]; the
-    oracle's plan earns 1. (With `reference=` given there is no plan: the sub-goals are then
-    `reached_<id>_in_time`, some relief arrived by the region's deadline.)
+    `optimality_weight` (0.5) x optimality, the avoidable part of the cost:
+    `(nothing - cost) / (nothing - reference)` clipped to [0, 1], `nothing` the cost of
+    sending nothing (0 if a constraint is broken). Stocks are short on purpose, so no plan
+    meets every need; the sub-goals are a chain `relief_10pct` -> ... -> `relief_100pct`:
+    `relief_<p>pct` passes once the relief arrived spares `p` % of the shortfall points the best
+    known plan spares (`2w` per unit on time, `w` per unit late). Every score is a function of
+    the cost, so a cheaper plan never scores lower. The return lies in [0, 1]; the oracle's
+    plan earns 1.
 
     ## Starting State
 
@@ -211,17 +211,19 @@ class DisasterReliefEnv(RealmEnv):
     under way has arrived; never truncated. `info` always holds `clock` (-1 after the end),
     `events` (what happened, in words), `disruptions` (fired during the step, as JSON) and
     `active_disruptions` (in force, in words). At the end `info["solution"]` holds REALM's
-    `{"allocations": {region: {resource: units}}}` plus `trips` and `disruptions`, and
-    `info["metrics"]` `planning_quality` (share of the regions the reference plan serves that
-    are served as well), `need_met_share` (1 - shortfall / the shortfall of sending nothing),
-    `optimality`, `constraint_satisfaction` (share of the 5
-    constraints per trip kept), `coordination` (the share of the gain of working together
-    realised: `(solo_cost - cost) / (solo_cost - reference)` clipped to [0, 1], 0 if
-    infeasible, where `solo_cost` is the best vehicle doing the whole relief alone by a
-    fixed greedy rule, see :mod:`.coordination`), `adaptation`
-    (reference of the oracle re-solving from the state at the first disruption / cost;
-    1 for a feasible plan when no disruption fired before the end; 0 if infeasible), and
-    `cost`, `reference_cost`, `solo_cost`, `shortfall_points`, `transport_minutes`, `units_delivered`,
+    `{"allocations": {region: {resource: units}}}` plus `trips` (carried out), `refused` (each
+    refused trip with the constraints it `broke`) and `disruptions`, and `info["metrics"]`
+    `planning_quality` (share of the best known plan's relief delivered, capped at 1),
+    `need_met_share` (1 - shortfall / the shortfall of sending nothing), `optimality`,
+    `constraint_satisfaction` (share of the 5 constraints per trip kept, each broken one
+    counted), `coordination` (the share of the gain of working together realised:
+    `(solo - cost) / (solo - reference)` clipped to [0, 1], 0 if infeasible, where `solo` is
+    a proven lower bound of every one-vehicle plan's cost, see :mod:`.coordination`; `None`
+    with one vehicle or when one vehicle alone may do as well as the team), `adaptation` (the
+    avoidable part from the first disruption: `(kept - cost) / (kept - yardstick)`, `kept`
+    the cost of stopping there, the yardstick the oracle re-solving from there; `None` when
+    no disruption struck before the end; 0 if infeasible), and `cost`, `reference_cost`,
+    `solo_cost` (the solo bound), `shortfall_points`, `transport_minutes`, `units_delivered`,
     `adaptation_reference_cost`, `disruptions_applied`, `violations`.
 
     The reference (`env.unwrapped.reference`, a `Reference` whose `plan` is the
@@ -293,8 +295,7 @@ class DisasterReliefEnv(RealmEnv):
         self._forget_reference()
         self._need = np.array([[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))], np.float32)
         self._travel = np.array(inst.one_way, dtype=np.float32)
-        self._served_goals = [_served(r, reg.id) for r, reg in enumerate(inst.regions)]
-        self._reached_goals = [_reached(r, reg.id) for r, reg in enumerate(inst.regions)]
+        self._relief_goals = [_relief(pct) for pct in RELIEF_MILESTONES]
         self._restart()
 
     def _restart(self) -> None:
@@ -305,7 +306,6 @@ class DisasterReliefEnv(RealmEnv):
         self._verdict: ReliefCheck | None = None
         self._attempted: list[dict[str, Any]] = []  # every trip sent or submitted, refused ones too
         self._adaptation: dict[str, Any] | None = None
-        self._targets: list[int] | None = None
         self._forget_reference()
         self.sim = ReliefSim.start(self.instance, self.instance.disruptions)
         self._settle()
@@ -366,31 +366,25 @@ class DisasterReliefEnv(RealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
-        """One sub-goal per region the reference plan serves: ``served_<id>``, the region
-        spared as many shortfall points as the reference spares it (stocks are short on
-        purpose, so meeting every need is out of reach; this is what the optimum achieves).
-        Without a reference plan (``reference=`` given): ``reached_<id>_in_time`` per region."""
+        """A chain of sub-goals ``relief_10pct`` -> ... -> ``relief_100pct``: a tenth more of
+        the best known relief delivered each (stocks are short on purpose, so meeting every
+        need is out of reach; the best known plan's relief is what can be met)."""
         graph = nx.DiGraph()
-        targets = self._region_targets()
-        if targets is None:
-            graph.add_nodes_from(self._reached_goals)
-        else:
-            graph.add_nodes_from(goal for goal, target in zip(self._served_goals, targets) if target > 0)
+        graph.add_nodes_from(self._relief_goals)
+        graph.add_edges_from(zip(self._relief_goals, self._relief_goals[1:]))
         return graph
 
-    def _region_targets(self) -> list[int] | None:
-        """Per region, the shortfall points the reference plan spares it (None: no plan)."""
-        if self._targets is None:
-            plan = self.reference.plan
-            if not plan:
-                return None
-            verdict = check_plan(self.instance, plan, self.faced_schedule())
-            self._targets = [region_credit(self.instance, r, verdict.on_time[r], verdict.late[r])
-                             for r in range(len(self.instance.regions))]
-        return self._targets
+    def _credit(self) -> int:
+        """Shortfall points the relief so far has spared (arrived loads)."""
+        return self.instance.total_points - self.sim.points()
 
-    def _region_credit(self, r: int) -> int:
-        return region_credit(self.instance, r, self.sim.on_time[r], self.sim.late[r])
+    def _best_credit(self) -> int:
+        """Shortfall points the best known plan spares: its cost is ``K * points + minutes``
+        with ``minutes < K``, so its points are ``cost // K`` (every need when no reference)."""
+        measure, inst = self.reference.measure, self.instance
+        if measure is None:
+            return inst.total_points
+        return max(0, inst.total_points - int(measure // inst.minute_weight))
 
     def _get_obs(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
@@ -485,38 +479,69 @@ class DisasterReliefEnv(RealmEnv):
         return self._check().feasible
 
     def _planning_quality(self, verdict: ReliefCheck) -> float:
-        """Share of the regions served as well as the reference plan serves them (the regions
-        it leaves unserved do not count); without a reference plan, the weighted share of
-        need met."""
-        targets = self._region_targets()
-        if targets is None:
-            return verdict.metrics["planning_quality"]
-        inst = self.instance
-        counted = [r for r, target in enumerate(targets) if target > 0]
-        served = [r for r in counted if region_credit(inst, r, verdict.on_time[r], verdict.late[r]) >= targets[r]]
-        return len(served) / len(counted) if counted else 1.0
+        """Share of the best known relief the plan delivers: the severity-weighted need it
+        meets over what the best known plan meets, capped at 1 (0 for sending nothing)."""
+        best = self._best_credit()
+        credit = self.instance.total_points - verdict.points
+        return 1.0 if best <= 0 else min(1.0, credit / best)
 
-    def _adaptation_metric(self, cost: float, feasible: bool) -> tuple[float, float | None]:
+    def _nothing_cost(self) -> float:
+        """The cost of sending nothing (every need unmet, no minutes): the checker's price of
+        the empty plan, the baseline of :meth:`_optimality`."""
+        return check_plan(self.instance, {"trips": []}, self.faced_schedule()).cost
+
+    def _optimality(self) -> float:
+        """The avoidable part: ``(nothing - cost) / (nothing - best known)`` clipped to [0, 1]
+        (:func:`normalised_optimality`); most need is out of reach of every plan, so the plain
+        ratio ``best / cost`` would give sending nothing 0.2-0.6."""
+        return normalised_optimality(self.reference.measure, self._agent_cost(), self._plan_feasible(),
+                                     self._nothing_cost())
+
+    def _adaptation_metric(self, cost: float, feasible: bool) -> tuple[float | None, float | None]:
+        """``(adaptation, its yardstick's cost)``: ``NOT_APPLICABLE`` when no disruption struck
+        before the end, 0 for an infeasible plan, else the avoidable part from the disrupted
+        state: ``(kept - cost) / (kept - yardstick)`` clipped to [0, 1], where ``kept`` is the
+        cost of stopping at the first disruption (the trips made so far, nothing more) and
+        the yardstick the re-solving oracle's from there (or the reference's value)."""
         if self._snapshot is None:
-            return (1.0 if feasible else 0.0), None
+            return NOT_APPLICABLE, None
         if self.adaptation_mode == "oracle":
             ref = self.reference.value
         else:
             if self._adaptation is None:
                 self._adaptation = adaptive_reference(self._snapshot)
             ref = self._adaptation["value"]
-        return optimality_ratio(ref, cost, feasible), ref
+        if not feasible:
+            return 0.0, ref
+        kept = check_plan(self.instance, self._snapshot.plan(), self.faced_schedule()).cost
+        if ref is None or kept <= ref:
+            return NOT_APPLICABLE, ref  # nothing was left to gain after the disruption
+        return normalised_optimality(ref, cost, feasible, kept), ref
+
+    def _coordination(self, verdict: ReliefCheck) -> tuple[float | None, float | None]:
+        """``(coordination, solo baseline)``: see :mod:`.coordination`."""
+        inst = self.instance
+        if len(inst.vehicles) < 2:
+            return NOT_APPLICABLE, None
+        solo = solo_reference(inst, self.faced_schedule()).bound
+        return coordination(verdict.cost, verdict.feasible, solo, self.reference.measure, len(inst.vehicles)), solo
+
+    def _refused(self, verdict: ReliefCheck) -> list[dict[str, Any]]:
+        """The trips refused, each with the constraints it broke (in the checker's order)."""
+        broken: dict[int, list[str]] = {}
+        for k, c in verdict.refused:
+            broken.setdefault(k, []).append(c)
+        return [{**self._attempted[k], "broken": cs} for k, cs in sorted(broken.items())]
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         verdict, sim = self._check(), self.sim
         adaptation, adapt_ref = self._adaptation_metric(verdict.cost, verdict.feasible)
-        solo = solo_cost(self.instance, self.faced_schedule())
+        coord, solo = self._coordination(verdict)
         metrics = {
             **verdict.metrics,
             "planning_quality": self._planning_quality(verdict),
-            "coordination": savings_share(verdict.cost, verdict.feasible, solo, self.reference.measure),
+            "coordination": coord,
             "solo_cost": solo,
-            "need_met_share": verdict.metrics["planning_quality"],
             "optimality": self._optimality(),
             "adaptation": adaptation,
             "cost": verdict.cost,
@@ -531,6 +556,7 @@ class DisasterReliefEnv(RealmEnv):
         solution = {
             "allocations": sim.allocations(),
             "trips": sim.plan()["trips"],
+            "refused": self._refused(verdict),
             "disruptions": [disruption_to_json(d) for d in sim.applied],
         }
         return metrics, solution

@@ -249,7 +249,8 @@ class ReliefSim:
     ) -> None:
         """Carry out ``(vehicle, region, load, depart)`` trips in order of departure (ties:
         plan order); a trip that breaks a constraint is refused and recorded in
-        :attr:`violations`. ``on_fire`` hears of the disruptions fired on the way."""
+        :attr:`violations` with every constraint it breaks. ``on_fire`` hears of the
+        disruptions fired on the way."""
         inst = self.inst
 
         def heard(fired: list[Any]) -> None:
@@ -261,21 +262,29 @@ class ReliefSim:
             while self.now < depart:
                 heard(self._apply(self.clock.advance(until=depart)))
             heard(self.process_due())
-            leg, vid, rid = inst.one_way[v][r], inst.vehicle_ids[v], inst.region_ids[r]
-            if sum(load.values()) > inst.vehicles[v].capacity:
-                why = f"{sum(load.values())} units exceed the capacity of {vid} ({inst.vehicles[v].capacity})"
-            elif any(q > self.stock[res] for res, q in load.items()):
-                why = "the base has " + ", ".join(f"{self.stock[res]} {res}" for res in load) + " left"
-            elif self.blocked(r):
-                why = f"weather blocks {rid}"
-            elif depart < self.vehicles[v].busy_until:
-                why = f"{vid} is away until minute {self.vehicles[v].busy_until}"
-            elif depart + leg > inst.horizon:
-                why = f"the load would arrive after the horizon (minute {inst.horizon})"
-            else:
+            why = self.refusal_reasons(v, r, load, depart)
+            if not why:
                 self.depart(v, r, load)
                 continue
-            self.violations.append(f"trip {k} ({vid} to {rid} at minute {depart}) refused: {why}")
+            vid, rid = inst.vehicle_ids[v], inst.region_ids[r]
+            self.violations.append(f"trip {k} ({vid} to {rid} at minute {depart}) refused: {'; '.join(why)}")
+
+    def refusal_reasons(self, v: int, r: int, load: dict[str, int], depart: int) -> list[str]:
+        """Why a trip leaving now would be refused, one reason per constraint it breaks (the
+        checker's :data:`~.checker.TRIP_CONSTRAINTS`, in order); [] when it may leave."""
+        inst, vid, rid = self.inst, self.inst.vehicle_ids[v], self.inst.region_ids[r]
+        why = []
+        if sum(load.values()) > inst.vehicles[v].capacity:
+            why.append(f"{sum(load.values())} units exceed the capacity of {vid} ({inst.vehicles[v].capacity})")
+        if any(q > self.stock[res] for res, q in load.items()):
+            why.append("the base has " + ", ".join(f"{self.stock[res]} {res}" for res in load) + " left")
+        if self.blocked(r):
+            why.append(f"weather blocks {rid}")
+        if depart < self.vehicles[v].busy_until:
+            why.append(f"{vid} is away until minute {self.vehicles[v].busy_until}")
+        if depart + inst.one_way[v][r] > inst.horizon:
+            why.append(f"the load would arrive after the horizon (minute {inst.horizon})")
+        return why
 
     def finish(self) -> list[Any]:
         """Stand every vehicle down and let the loads under way arrive; the disruptions fired."""
