@@ -141,5 +141,16 @@ def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) ->
         if tally.steps >= max_steps and not terminated:
             truncated = True
     tally.terminated, tally.truncated = bool(terminated), bool(truncated)
-    tally.metrics = dict(info.get("metrics", {}) or {})
+    tally.metrics = finished_metrics(env, info)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
+
+
+def finished_metrics(env: gym.Env, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The episode's metrics from its last ``info``, with the work an env deferred out of
+    ``step()`` done now: an env with disruptions leaves its adaptation re-solve to the
+    runner (``adaptation_pending``) and gives it through ``finish_adaptation()``."""
+    metrics = dict(info.get("metrics", {}) or {})
+    finish = getattr(env.unwrapped, "finish_adaptation", None)
+    if metrics.get("adaptation_pending") and callable(finish):
+        metrics = dict(finish())
+    return metrics

@@ -38,6 +38,7 @@ import numpy as np
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode import episode_success
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import generate_instance, list_instances
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
@@ -163,7 +164,7 @@ def _base(env: gym.Env) -> Any:
 
 def _outcome(env: gym.Env, label: str, terminated: bool, total: float, info: Mapping[str, Any], plan: Any) -> Outcome:
     base = _base(env)
-    metrics = dict(info.get("metrics") or {})
+    metrics = finished_metrics(env, info)
     completeness = float(info.get("completeness", 0.0))
     cost = base._agent_cost() if terminated else None
     return Outcome(

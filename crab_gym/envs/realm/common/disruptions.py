@@ -82,15 +82,20 @@ class DisruptiveEnv(Protocol):
         ...
 
 
-#: How an env with disruptions scores adaptation: against the oracle re-solving from the
-#: episode's own state at each disruption (``"resolve"``), or against the reference plan.
-AdaptationReference = Literal["resolve", "oracle"]
+#: How an env with disruptions scores adaptation. Against the oracle re-solving from the
+#: episode's own state at its first disruption: ``"deferred"`` (the default) leaves that
+#: solve out of ``step()`` -- the episode's last ``info["metrics"]`` says
+#: ``adaptation_pending`` and ``env.unwrapped.finish_adaptation()`` (which the evaluation
+#: runner calls) runs it; ``"resolve"`` runs it inside the last ``step()``, as before. Or
+#: ``"oracle"``: against the stored adaptive reference's value (no solver at all).
+AdaptationReference = Literal["deferred", "resolve", "oracle"]
+ADAPTATION_MODES = ("deferred", "resolve", "oracle")
 
 
 def checked_adaptation_reference(value: Any) -> str:
     """The checked ``adaptation_reference`` argument."""
-    if value not in ("resolve", "oracle"):
-        raise ValueError(f"adaptation_reference must be 'resolve' or 'oracle', got {value!r}")
+    if value not in ADAPTATION_MODES:
+        raise ValueError(f"adaptation_reference must be one of {', '.join(map(repr, ADAPTATION_MODES))}, got {value!r}")
     return str(value)
 
 

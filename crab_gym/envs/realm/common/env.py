@@ -246,6 +246,8 @@ class RealmEnv(CrabEnv):
         self._reference: Reference | None = None
         self._pending: Any = None
         self._last_event = ""
+        self._adaptation_deferred = False  # the finished episode's adaptation solve waits
+        self._finishing_adaptation = False  # finish_adaptation() is running it now
 
     # ------------------------------------------------------------------ the reference
     @property
@@ -325,19 +327,54 @@ class RealmEnv(CrabEnv):
             self._restart()
         self._pending = None
         self._last_event = ""
+        self._adaptation_deferred = False
 
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ deferred adaptation
+    def _defer_adaptation(self) -> bool:
+        """Called by a family where its adaptation re-solve would run: True (skip it; the
+        episode's metrics then say ``adaptation_pending``) in the ``"deferred"`` mode, unless
+        :meth:`finish_adaptation` is running it now."""
+        if getattr(self, "adaptation_mode", None) == "deferred" and not self._finishing_adaptation:
+            self._adaptation_deferred = True
+            return True
+        return False
+
+    def finish_adaptation(self) -> dict[str, Any]:
+        """Run the adaptation re-solve the finished episode deferred, and return the episode's
+        complete metrics (the last ``info["metrics"]`` with ``adaptation`` and
+        ``adaptation_reference_cost`` filled in, ``adaptation_pending`` False). The evaluation
+        runner (``crab-gym run``, ``Benchmark``, ``check_scoring``) calls it; call it yourself
+        after an episode you stepped by hand. The metrics are the same as with
+        ``adaptation_reference="resolve"``, which runs the solve inside the last ``step()``."""
+        if not self._terminated:
+            raise RuntimeError("finish_adaptation() needs a finished episode: step until terminated first")
+        self._finishing_adaptation, self._adaptation_deferred = True, False
+        try:
+            metrics, _ = self._final_info()
+        finally:
+            self._finishing_adaptation = False
+        return self._complete_metrics(metrics)
+
     # ------------------------------------------------------------------ the REALM metrics
+    def _complete_metrics(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """Every one of the :data:`REALM_METRICS` (None: not applicable) and, in an env with
+        disruptions, whether its adaptation re-solve is still pending."""
+        out = {**{name: NOT_APPLICABLE for name in REALM_METRICS}, **metrics}
+        if getattr(self, "adaptation_mode", None) is not None:
+            out["adaptation_pending"] = self._adaptation_deferred
+        return out
+
     def _info(self, call: dict[str, Any] | None, valid: bool, error: str, passed: list[str],
               metrics: dict[str, Any], solution: dict[str, Any]) -> dict[str, Any]:
         """Every episode end reports each of the :data:`REALM_METRICS`: those a problem
         does not measure (coordination of a single actor, adaptation without disruptions)
         are ``None``, the one way "not applicable" is reported."""
         if metrics:
-            metrics = {**{name: NOT_APPLICABLE for name in REALM_METRICS}, **metrics}
+            metrics = self._complete_metrics(metrics)
         return super()._info(call, valid, error, passed, metrics, solution)
 
     # ------------------------------------------------------------------ multi-agent view

@@ -237,7 +237,7 @@ class DisasterReliefEnv(RealmEnv):
     |---|---|---|
     | `instance` | `"p7_small_00"` | a shipped name (`p7_small_00` ... `p7_large_05`), a path to a JSON file (crab_gym's P7 format or an upstream REALM-Bench P7 file), a mapping, or a `P7Instance` |
     | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk |
-    | `adaptation_reference` | `"resolve"` | `"resolve"`: the re-solve from the episode's own state (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
+    | `adaptation_reference` | `"deferred"` | `"deferred"` (default): the same re-solve, run by `finish_adaptation()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, inside the last `step()` (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a map of the regions, the base, the trips) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | 0, 0.5, 0.5 | reward weights |
@@ -258,7 +258,7 @@ class DisasterReliefEnv(RealmEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | P7Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
-        adaptation_reference: Literal["resolve", "oracle"] = "resolve", **options: Any,
+        adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
         self._generator, inst = SOURCE.start(instance, generator)
@@ -507,6 +507,8 @@ class DisasterReliefEnv(RealmEnv):
             return NOT_APPLICABLE, None
         if self.adaptation_mode == "oracle":
             ref = self.reference.value
+        elif self._defer_adaptation():
+            return NOT_APPLICABLE, None  # finish_adaptation() solves it
         else:
             if self._adaptation is None:
                 self._adaptation = adaptive_reference(self._snapshot)

@@ -261,7 +261,7 @@ class SupplyChainEnv(RealmEnv):
     |---|---|---|
     | ``instance`` | ``"p10_small_00"`` | a shipped name (``p10_small_00`` ... ``p10_large_05``), a path to a JSON file (crab_gym's or an upstream REALM-Bench P10 file), a mapping, or a ``P10Instance`` |
     | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
-    | ``adaptation_reference`` | ``"resolve"`` | ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
+    | ``adaptation_reference`` | ``"deferred"`` | ``"deferred"`` (default): the same re-solve, run by ``finish_adaptation()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption, inside the last ``step()``; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
     | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
     | ``render_mode`` | ``None`` | ``"ansi"`` or ``"rgb_array"`` (stacked inventory and production per day, budget line, disruption spans) |
     | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | ``0.0``, ``0.5``, ``0.5`` | reward weights |
@@ -284,7 +284,7 @@ class SupplyChainEnv(RealmEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | P10Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
-        adaptation_reference: Literal["resolve", "oracle"] = "resolve", **options: Any,
+        adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
         self._generator, inst = SOURCE.start(instance, generator)
@@ -631,6 +631,8 @@ class SupplyChainEnv(RealmEnv):
             return NOT_APPLICABLE, None
         if not feasible:
             return 0.0, None
+        if self.adaptation_mode != "oracle" and self._defer_adaptation():
+            return NOT_APPLICABLE, None  # finish_adaptation() solves it
         snapshot: SupplySim = pickle.loads(self._snapshot)  # noqa: S301 - bytes this env wrote
         for d in self._injected_since_snapshot:
             snapshot.schedule_disruption(d)

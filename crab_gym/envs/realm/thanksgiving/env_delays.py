@@ -94,7 +94,7 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
 
     | argument | meaning |
     |---|---|
-    | `adaptation_reference` | `"resolve"` (default): the re-solve from the episode's own state, as above; `"oracle"`: the best afternoon without foresight from the start, stored with the P9 reference (`adaptive_value`; no solver call at the end of an episode) |
+    | `adaptation_reference` | `"deferred"` (default): the same re-solve, run by `finish_adaptation()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, as above, inside the last `step()`; `"oracle"`: the best afternoon without foresight from the start, stored with the P9 reference (`adaptive_value`; no solver call at the end of an episode) |
 
     ## Version History
 
@@ -109,7 +109,7 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | ThanksgivingInstance = DEFAULT_INSTANCE, *,
-        generator: dict | None = None, adaptation_reference: Literal["resolve", "oracle"] = "resolve",
+        generator: dict | None = None, adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
@@ -228,7 +228,7 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
         k, feasible = self.kitchen, metrics["feasible"]
         snapshot, ref_value = k.first_announcement, None
         adaptation: float | None = NOT_APPLICABLE
-        if snapshot is not None:
+        if snapshot is not None and not (self.adaptation_mode != "oracle" and self._defer_adaptation()):
             if self.adaptation_mode == "oracle":
                 ref_value = self.reference.extra.get("adaptive_value", self.reference.value)
             else:
