@@ -31,6 +31,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.disaster_relief.checker import check_plan
 from crab_gym.envs.realm.disaster_relief.model import (
     RESOURCES,
@@ -192,11 +193,7 @@ def solve_p7(
     m.Minimize(K * sum(points) + sum(minutes_terms))
     if hint is not None:
         _add_hint(m, inst, x, q, caps, hint)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
-    solver.parameters.max_deterministic_time = limit
-    solver.parameters.max_time_in_seconds = limit * WALL_GUARD
+    solver = new_solver(limit * WALL_GUARD, 1, random_seed=0, max_deterministic_time=limit)
     code = solver.Solve(m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

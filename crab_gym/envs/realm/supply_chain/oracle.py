@@ -33,6 +33,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.common.solver_budget import time_limit
 from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility_capacity, supplier_capacity
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
@@ -148,11 +149,7 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     tie_top = sum(w * top for _, w, top in weights)
     m.Minimize((tie_top + 1) * cost + sum(w * v for v, w, _ in weights))
 
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = WORKERS
-    solver.parameters.max_deterministic_time = limit
-    solver.parameters.max_time_in_seconds = WALL_CAP_S
-    solver.parameters.random_seed = 0
+    solver = new_solver(WALL_CAP_S, WORKERS, max_deterministic_time=limit, random_seed=0)
     code = solver.Solve(m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -33,6 +33,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.thanksgiving.model import LATE_WEIGHT, SCALE, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
 
@@ -87,11 +88,7 @@ def solve_from(state: Kitchen, limit: float | None = None, known: list[Any] | No
     delays = list(state.announced) if known is None else list(known)
     tic = time.perf_counter()
     built = _Model(inst, state, {m: inst.landing(m, delays) for m in inst.travellers})
-    solver = cp_model.CpSolver()
-    solver.parameters.max_deterministic_time = limit
-    solver.parameters.max_time_in_seconds = WALL_GUARD_S
-    solver.parameters.num_workers = WORKERS
-    solver.parameters.random_seed = 0
+    solver = new_solver(WALL_GUARD_S, WORKERS, max_deterministic_time=limit, random_seed=0)
     code = solver.Solve(built.m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
