@@ -99,7 +99,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], d
     with ScriptedChatServer([first_legal_call] * 5000, max_requests=5000, lifetime=PAGE_TIMEOUT_S * len(PAGES)) as server:
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "CRAB_GYM_LLM_MODEL")}
         env.update({LLM_URL_VARIABLE: server.url, "OPENAI_API_KEY": "sk-docs-examples", "NO_PROXY": "127.0.0.1,localhost",
-                    "CRAB_GYM_TOKEN": "docs-examples-token", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+                    "CRAB_GYM_TOKEN": "docs-examples-token", "PYTHONPATH": str(ROOT),
                     "MPLBACKEND": "Agg"})
         with ThreadPoolExecutor(PARALLEL_PAGES) as pool:
             per_page = dict(zip(PAGES, pool.map(lambda page: run_page(page, scratch, env), PAGES)))

@@ -11,7 +11,10 @@ solution are the single env's own. What this module adds is the split of moves a
    wins) *loses the conflict*: ``info["valid"] = False``, ``info["conflict"] = True`` and the
    env's reason. A move that was illegal from the start is invalid; both change nothing and
    cost the env's ``invalid_action_penalty``.
-2. **Passing.** ``noop`` (local choice 0) is always legal. When every agent passes, the env's
+2. **Passing.** ``noop`` (local choice 0) is always legal, and a live agent left out of the
+   joint action dict passes. A key that is not a live agent (a misspelt name) is a
+   ``ValueError`` naming the live agents, and a joint action that is not a dict a
+   ``TypeError``; neither changes anything. When every agent passes, the env's
    pass move runs (``joint_pass_call``: ``wait`` in P6/P9, ``next_day`` in P10, submitting the
    tours so far in P2); where the problem has none (the vehicles of P3-P5, P7, P8 move the
    clock themselves) the joint step changes nothing. If nobody has a legal move and there is
@@ -33,13 +36,14 @@ cook) and ``agent_row`` (its own row in the arrays of that role: its own state) 
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from crab_gym.core.keywords import did_you_mean
 from crab_gym.multiagent.binding import NOOP, AgentBinding
 
 #: The keys of every agent's info, at every step.
@@ -84,20 +88,33 @@ class RealmParallelEnv(ParallelEnv):
         #: The tool calls the last joint step carried out, in order (the pass move included):
         #: played one by one in the single env, they give the same episode.
         self.last_joint_moves: list[dict[str, Any]] = []
+        # One space object per agent (PettingZoo asks for the same object each time), kept on
+        # the env itself: a functools.cache on the methods would keep every env alive.
+        self._observation_spaces: dict[str, gym.spaces.Dict] = {}
+        self._action_spaces: dict[str, gym.spaces.Discrete] = {}
 
     # ------------------------------------------------------------------ spaces
-    @functools.cache  # noqa: B019 - PettingZoo asks for the same object per agent
+    def _agent(self, agent: str) -> int:
+        """The index of ``agent``; an unknown name is a KeyError naming the agents."""
+        try:
+            return self._index[agent]
+        except (KeyError, TypeError):
+            raise KeyError(f"no agent {agent!r}{did_you_mean(str(agent), self.possible_agents)}; "
+                           f"agents: {', '.join(self.possible_agents)}") from None
+
     def observation_space(self, agent: str) -> gym.spaces.Dict:
-        k = self._index[agent]
-        return gym.spaces.Dict(
-            {
-                **self._state_spaces,
-                "agent_id": gym.spaces.Discrete(len(self.possible_agents)),
-                "agent_role": gym.spaces.Discrete(len(self.env.agent_arguments)),
-                "agent_row": gym.spaces.Discrete(max(self.binding.rows) + 1),
-                "action_mask": gym.spaces.MultiBinary(int(self.binding.n_choices(k))),
-            }
-        )
+        if agent not in self._observation_spaces:
+            k = self._agent(agent)
+            self._observation_spaces[agent] = gym.spaces.Dict(
+                {
+                    **self._state_spaces,
+                    "agent_id": gym.spaces.Discrete(len(self.possible_agents)),
+                    "agent_role": gym.spaces.Discrete(len(self.env.agent_arguments)),
+                    "agent_row": gym.spaces.Discrete(max(self.binding.rows) + 1),
+                    "action_mask": gym.spaces.MultiBinary(int(self.binding.n_choices(k))),
+                }
+            )
+        return self._observation_spaces[agent]
 
     def role(self, agent: str) -> tuple[str, int]:
         """``(role, row)``: the action argument that names ``agent`` (``"vehicle"``, ``"cook"``)
@@ -105,9 +122,10 @@ class RealmParallelEnv(ParallelEnv):
         k = self._index[agent]
         return self.env.agent_arguments[self.binding.roles[k]], self.binding.rows[k]
 
-    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> gym.spaces.Discrete:
-        return gym.spaces.Discrete(int(self.binding.n_choices(self._index[agent])))
+        if agent not in self._action_spaces:
+            self._action_spaces[agent] = gym.spaces.Discrete(int(self.binding.n_choices(self._agent(agent))))
+        return self._action_spaces[agent]
 
     def choices(self, agent: str) -> list[dict[str, Any] | None]:
         """Agent ``agent``'s local choices as tool calls (None for ``noop``), index by index."""
@@ -127,6 +145,7 @@ class RealmParallelEnv(ParallelEnv):
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         if not self.agents:
             raise gym.error.ResetNeeded("every agent is done: call reset() before step()")
+        self._check_joint_action(actions)
         base = self.env
         start_mask = base.action_masks()
         live = list(self.agents)
@@ -185,6 +204,18 @@ class RealmParallelEnv(ParallelEnv):
         if ended or truncated:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def _check_joint_action(self, actions: Any) -> None:
+        """A joint action is a dict keyed by live agents (a missing one passes): a misspelt key
+        would silently be a pass, so it is an error naming the live agents; so is a non-dict."""
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"step() takes a dict {{agent: action}} for the live agents ({', '.join(self.agents)}); "
+                            f"an agent left out passes (noop = {NOOP}); got {type(actions).__name__} {actions!r:.80}")
+        unknown = [a for a in actions if a not in self.agents]
+        if unknown:
+            hints = "".join(did_you_mean(str(a), self.agents) for a in unknown)
+            raise ValueError(f"step() got action(s) for {', '.join(map(repr, unknown))}{hints}, which are not live "
+                             f"agents; live agents: {', '.join(self.agents)} (nothing was done)")
 
     def _pass(self, live: list[str], shares: dict[str, float], infos: dict[str, dict]) -> tuple:
         """Every agent passed: run the env's pass move (split its reward evenly), or truncate

@@ -184,3 +184,61 @@ def test_an_agent_s_row_is_its_own_state(env_id: str) -> None:
             break
     roles = {env.role(a)[0] for a in tested}
     assert roles == set(ROLE_STATE[env_id]), f"untested roles: {set(ROLE_STATE[env_id]) - roles}"
+
+
+# ---------------------------------------------------------------------------------- issue 28, item 7
+def test_a_closed_parallel_env_is_freed() -> None:
+    """The spaces were cached with functools.cache on the methods, which kept every env alive."""
+    import gc
+    import weakref
+
+    refs = []
+    for _ in range(3):
+        env = RealmParallelEnv("Realm-P3-v0", instance="p3_small_01")
+        obs, _ = env.reset(seed=0)
+        env.step({a: 0 for a in env.agents})
+        assert env.action_space("v1") is env.action_space("v1")  # one object per agent, still
+        assert env.observation_space("v1") is env.observation_space("v1")
+        env.close()
+        refs.append(weakref.ref(env))
+        del env, obs
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+@pytest.mark.parametrize(("actions", "fragment"), [
+    ({"v3": 1}, "step() got action(s) for 'v3'"),
+    ({"V1": 1, "v2": 0}, "for 'V1' (did you mean 'v1'?), which are not live agents; live agents: v1, v2"),
+])
+def test_a_misspelt_agent_is_an_error_naming_the_live_agents(actions, fragment) -> None:
+    env = RealmParallelEnv("Realm-P3-v0", instance="p3_small_01")
+    env.reset(seed=0)
+    before = env.env.describe() if hasattr(env.env, "describe") else None
+    with pytest.raises(ValueError) as info:
+        env.step(actions)
+    assert fragment in str(info.value) and "live agents: v1, v2" in str(info.value)
+    assert env.last_joint_moves == [] and env.agents == ["v1", "v2"]
+    if before is not None:
+        assert env.env.describe() == before
+
+
+def test_only_misspelt_keys_in_p2_do_not_submit_empty_tours() -> None:
+    env = RealmParallelEnv("Realm-P2-v0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="live agents: guide"):
+        env.step({"guid1": 0})
+    assert env.agents  # the episode did not end
+
+
+@pytest.mark.parametrize("bad", [[1, 2], None, 3, "v1"])
+def test_a_joint_action_that_is_not_a_dict_is_a_type_error(bad) -> None:
+    env = RealmParallelEnv("Realm-P3-v0", instance="p3_small_01")
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match=r"step\(\) takes a dict \{agent: action\} for the live agents \(v1, v2\)"):
+        env.step(bad)
+
+
+def test_an_unknown_agent_s_space_names_the_agents() -> None:
+    env = RealmParallelEnv("Realm-P3-v0", instance="p3_small_01")
+    with pytest.raises(KeyError, match="no agent 'v9'; agents: v1, v2"):
+        env.action_space("v9")
