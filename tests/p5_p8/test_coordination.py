@@ -1,110 +1,100 @@
-"""P5/P8 coordination on a hand-made town: the share of the cost of dedicated out-and-back
-trips from the venue that a plan saves, with every value worked out by hand below."""
+"""P5/P8 coordination on a hand-made town: the share of the gain from working together (the
+best single-vehicle plan -> the best plan) that a plan realises, every value worked out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.wedding.checker import check_plan
-from crab_gym.envs.realm.wedding.coordination import dedicated_trips_cost, fleet_coordination
+from crab_gym.envs.realm.wedding.coordination import fleet_coordination, static_plan_cost
 from crab_gym.envs.realm.wedding.env import WeddingEnv
-from crab_gym.envs.realm.wedding.env_disruptions import WeddingDisruptionEnv
-from crab_gym.envs.realm.wedding.formats import load_p5, load_p8, shipped_p5_names, shipped_p8_names
-from crab_gym.envs.realm.wedding.model import P8Instance, WeddingInstance
-from crab_gym.envs.realm.wedding.references import p5_reference, p8_reference
+from crab_gym.envs.realm.wedding.formats import load_p5
+from crab_gym.envs.realm.wedding.oracle import solve_p5
+from crab_gym.envs.realm.wedding.references import p5_reference
 
-# Roads: venue-airport 20, venue-shop 15, airport-shop 10, depot-airport 5, depot-venue 25.
-# Shortest minutes: depot-venue 25, depot-airport 5, airport-shop 10, venue-shop 15, venue-airport 20.
-# car1 waits at the depot, car2 at the venue. Alex lands at 8:20; the gift shop is open all
-# morning (15 minutes of service); photo at 12:00.
+# Roads: north-airport 5, airport-venue 20, south-shop 5, shop-venue 20, north-venue 25,
+# south-venue 25. car1 waits at north, car2 at south. Alex lands at 8:20; the gift shop is
+# open all morning (15 minutes of service); photo at 12:00.
 N = None
 TOWN = {
     "name": "hand_p5",
-    "places": ["venue", "airport", "shop", "depot"],
-    "roads": [[0, 20, 15, 25], [20, 0, 10, 5], [15, 10, 0, N], [25, 5, N, 0]],
+    "places": ["venue", "airport", "shop", "north", "south"],
+    "roads": [[0, 20, 20, 25, 25], [20, 0, N, 5, N], [20, N, 0, N, 5], [25, 5, N, 0, N], [25, N, 5, N, 0]],
     "venue": "venue",
     "guests": [{"guest_id": "alex", "place": "airport", "arrival": 500}],
     "errands": [{"errand_id": "gift", "shop": "shop", "opens": 480, "closes": 720, "service": 15}],
     "vehicles": [
-        {"vehicle_id": "car1", "place": "depot", "capacity": 3, "available": 480},
-        {"vehicle_id": "car2", "place": "venue", "capacity": 3, "available": 480},
+        {"vehicle_id": "car1", "place": "north", "capacity": 3, "available": 480},
+        {"vehicle_id": "car2", "place": "south", "capacity": 3, "available": 480},
     ],
     "photo_time": 720,
     "deadline": 780,
 }
-INSTANCE = WeddingInstance.model_validate(TOWN)
-
-# Baseline: car1 depot -> venue 25, car2 venue -> venue 0; alex venue -> airport -> venue
-# 20 + 20; the gift venue -> shop -> venue 15 + 15. Total 95.
-BASELINE = 95
-ON_THE_WAY = {"car1": ["pickup:alex", "errand:gift"], "car2": []}  # 5 + 10 + 15 = 30; car2 0
-FROM_VENUE = {"car1": [], "car2": ["pickup:alex", "errand:gift"]}  # car1 25; car2 20 + 10 + 15 = 45
-# car2 makes two dedicated trips (20 + 20, 15 + 15) while car1 drives to the venue (25): 95
-DEDICATED = {"car1": [], "car2": ["pickup:alex", "dropoff:venue", "errand:gift"]}
+INSTANCE = WeddingEnv(TOWN, reference=1).instance
+# Each on its way in: car1 5 + 20, car2 5 + 20 = 50 (the best plan).
+JOINT = {"car1": ["pickup:alex"], "car2": ["errand:gift"]}
+BEST = 50
+# car1 alone: north -> airport 5 -> venue 20 -> shop 20 -> venue 20 = 65, car2 straight 25: 90.
+ALONE = {"car1": ["pickup:alex", "dropoff:venue", "errand:gift"], "car2": []}
+SOLO = 90
+# Crossed: car1 north -> venue -> shop 45 -> venue 20, car2 south -> venue -> airport 45 -> venue 20: 130.
+CROSSED = {"car1": ["errand:gift"], "car2": ["pickup:alex"]}
 GIFT_ONLY = {"car1": ["errand:gift"], "car2": []}  # alex is left at the airport
 
 
-def score(routes: dict) -> float:
-    return check_plan(INSTANCE, routes).metrics["coordination"]
+def score(routes: dict) -> float | None:
+    feasible = check_plan(INSTANCE, routes).feasible
+    return fleet_coordination(INSTANCE, routes, feasible=feasible, solo=SOLO, best=BEST).score
 
 
-def test_the_baseline_is_every_vehicle_to_the_venue_and_dedicated_trips_from_it():
-    assert dedicated_trips_cost(INSTANCE) == BASELINE
+def test_the_hand_worked_costs():
+    assert [static_plan_cost(INSTANCE, r) for r in (JOINT, ALONE, CROSSED)] == [50, 90, 130]
+    assert all(check_plan(INSTANCE, r).feasible for r in (JOINT, ALONE, CROSSED))
 
 
-def test_fetching_on_the_way_in_saves_most():
-    assert check_plan(INSTANCE, ON_THE_WAY).feasible
-    assert score(ON_THE_WAY) == pytest.approx(1 - 30 / 95)  # 13/19
+def test_the_best_joint_plan_scores_one_and_one_vehicle_alone_zero():
+    assert score(JOINT) == 1.0
+    assert score(ALONE) == 0.0
 
 
-def test_sending_the_car_already_at_the_venue_saves_less():
-    assert check_plan(INSTANCE, FROM_VENUE).feasible
-    assert score(FROM_VENUE) == pytest.approx(1 - (25 + 45) / 95)  # 5/19
+def test_a_dearer_joint_plan_scores_its_share_of_the_gain():
+    assert score(CROSSED) == 0.0  # dearer than the solo baseline
+    parts = fleet_coordination(INSTANCE, CROSSED, feasible=True, solo=170, best=BEST)
+    assert parts.score == pytest.approx((170 - 130) / (170 - 50)) and parts.actors == 2
 
 
-def test_dedicated_trips_save_nothing():
-    check = check_plan(INSTANCE, DEDICATED)
-    assert check.feasible and check.cost == BASELINE
-    assert check.metrics["coordination"] == 0.0
+def test_one_vehicle_alone_scores_zero_even_below_the_solo_baseline():
+    assert fleet_coordination(INSTANCE, ALONE, feasible=True, solo=200, best=BEST).score == 0.0
 
 
-def test_a_plan_that_leaves_a_guest_behind_scores_zero():
-    check = check_plan(INSTANCE, GIFT_ONLY)
-    assert not check.feasible and check.metrics["coordination"] == 0.0
-    parts = fleet_coordination(INSTANCE, GIFT_ONLY, feasible=True)  # as if it were allowed
-    assert parts.plan_cost == 15 + 15 + INSTANCE.unserved_penalty and parts.score == 0.0
-
-
-def test_an_empty_plan_scores_zero():
+def test_infeasible_and_empty_plans_score_zero():
+    assert not check_plan(INSTANCE, GIFT_ONLY).feasible and score(GIFT_ONLY) == 0.0
     assert score({}) == 0.0
 
 
-@pytest.mark.parametrize(("routes", "expected"), [(ON_THE_WAY, 1 - 30 / 95), (FROM_VENUE, 1 - 70 / 95)])
-def test_the_p5_env_reports_the_same_coordination(routes, expected):
-    env = WeddingEnv(INSTANCE, reference=30)
+def test_not_applicable_when_one_vehicle_reaches_the_best_plan():
+    assert fleet_coordination(INSTANCE, JOINT, feasible=True, solo=BEST, best=BEST).score is None
+
+
+def test_the_env_reports_it_against_the_reference_record():
+    env = WeddingEnv(INSTANCE, reference=BEST)
+    for routes, expected in ((JOINT, 1.0), (ALONE, 0.0)):
+        env.reset(seed=0)
+        env._reference = Reference(value=BEST, status="GIVEN", extra={"solo_value": SOLO})
+        *_, info = env.step({"name": "submit_plan", "arguments": {"routes": routes}})
+        assert info["valid"] and info["metrics"]["coordination"] == expected
+
+
+def test_the_van_alone_on_p5_medium_00_scores_zero():
+    """The audit's case: the van doing everything scored 0.676 (the reference 0.710)."""
+    inst = load_p5("p5_medium_00")
+    alone = solve_p5(inst, only=0, solution_limit=50, time_limit=5)
+    assert alone.feasible
+    env = WeddingEnv("p5_medium_00")
     env.reset(seed=0)
-    *_, info = env.step({"name": "submit_plan", "arguments": {"routes": routes}})
-    assert info["valid"] and info["metrics"]["coordination"] == pytest.approx(expected)
-
-
-def test_p8_prices_the_plan_at_undisrupted_times():
-    # 10 more minutes on depot-airport from 8:00 to 9:00: on-the-way costs 40 minutes, its
-    # coordination is still judged at 30
-    delay = {"type": "traffic_delay", "route": "depot-airport", "start": 480, "duration": 60, "delay": 10}
-    inst = P8Instance.model_validate({**TOWN, "disruptions": [delay]})
-    env = WeddingDisruptionEnv(inst, reference=40, adaptation_reference="oracle")
+    *_, info = env.step({"name": "submit_plan", "arguments": {"routes": alone.routes}})
+    assert info["metrics"]["optimality"] > 0 and info["metrics"]["coordination"] == 0.0
     env.reset(seed=0)
-    *_, info = env.step({"name": "submit_plan", "arguments": {"routes": ON_THE_WAY}})
-    m = info["metrics"]
-    assert info["valid"] and m["travel_minutes"] == 40 and m["violations"] == []
-    assert m["coordination"] == pytest.approx(1 - 30 / 95)
-
-
-def test_shipped_references_save_most_of_the_dedicated_trips():
-    p5 = [check_plan(i, p5_reference(i).plan["routes"]).metrics["coordination"] for i in map(load_p5, shipped_p5_names())]
-    assert 0.55 < min(p5) and max(p5) < 0.8
-    p8 = [
-        check_plan(i, p8_reference(i).plan["routes"], disruptions=i.disruptions).metrics["coordination"]
-        for i in map(load_p8, shipped_p8_names())
-    ]
-    assert 0.55 < min(p8) and max(p8) < 0.8
+    *_, info = env.step({"name": "submit_plan", "arguments": {"routes": p5_reference(inst).plan["routes"]}})
+    assert info["metrics"]["coordination"] == 1.0

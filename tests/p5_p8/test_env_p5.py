@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.envs.realm.wedding.checker import check_plan
-from crab_gym.envs.realm.wedding.coordination import dedicated_trips_cost
+from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.env import WeddingEnv
 from crab_gym.envs.realm.wedding.generator import generate_p5
 from crab_gym.envs.realm.wedding.heuristics import greedy_action
@@ -53,11 +53,10 @@ def test_oracle_policy_scores_one(name):
     m = info["metrics"]
     assert m["optimality"] == 1.0 and m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
     assert m["cost"] == env.unwrapped.reference.value
-    # the oracle saves most of the dedicated out-and-back trips (no disruption: its driving
-    # minutes are its cost); the shipped references save 58 to 80 %
-    baseline = dedicated_trips_cost(env.unwrapped.instance)
-    assert m["coordination"] == pytest.approx(1 - m["cost"] / baseline)
-    assert 0.5 < m["coordination"] < 1
+    # the oracle realises the whole gain of working together over the best single-vehicle
+    # plan; not applicable where one vehicle alone reaches the best plan
+    solo = env.unwrapped.reference.extra["solo_value"]
+    assert m["coordination"] == (1.0 if solo > m["cost"] else None)
     assert total == pytest.approx(1.0)
     sol = info["solution"]
     assert {p["guest"] for p in sol["pickups"]} == {g.guest_id for g in env.unwrapped.instance.guests}
@@ -71,7 +70,10 @@ def test_greedy_is_feasible_and_metrics_match_the_checker():
     verdict = check_plan(env.instance, info["solution"]["routes"])
     assert verdict.feasible and m["cost"] == verdict.cost
     assert 0 < m["optimality"] < 1 and m["optimality"] == pytest.approx(env.reference.value / m["cost"])
-    assert 0 < m["coordination"] == verdict.metrics["coordination"] < 1
+    ref = env.reference
+    expected = fleet_coordination(env.instance, info["solution"]["routes"], feasible=True,
+                                  solo=ref.extra["solo_value"], best=ref.value)
+    assert m["coordination"] == expected.score and 0 <= m["coordination"] < 1 and expected.actors >= 2
     assert 0 <= total <= 1
 
 

@@ -14,9 +14,8 @@ Declared constraints (each a name in :attr:`PlanCheck.constraints`):
 * ``back:<vehicle>`` ended at the venue by the deadline (a guest's car: by the photo time);
 * ``once:<stop>`` no stop served twice (only present when one is).
 
-``metrics`` holds ``planning_quality``, ``constraint_satisfaction`` and ``coordination``: the
-share of the cost of dedicated out-and-back trips from the venue that the plan saves
-(:mod:`crab_gym.envs.realm.wedding.coordination`); 0 if the plan is infeasible.
+``metrics`` holds ``planning_quality`` and ``constraint_satisfaction``; coordination needs
+the reference's yardsticks and is the env's (:mod:`crab_gym.envs.realm.wedding.coordination`).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crab_gym.envs.realm.common.plan_check import PlanCheck
-from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.model import VENUE_STOP, WeddingInstance
 
 
@@ -121,6 +119,5 @@ def check_plan(
     out.metrics = {
         "planning_quality": out.served / inst.n_items,
         "constraint_satisfaction": sum(ok.values()) / len(ok),
-        "coordination": fleet_coordination(inst, routes, feasible=out.feasible).score,
     }
     return out

@@ -1,22 +1,21 @@
-"""The P5/P8 coordination metric: what the vehicles (the agents) save by working together.
+"""The P5/P8 coordination metric: what the vehicles (the agents) gain by working together.
 
-The no-coordination baseline treats the venue as the depot of the classic Clarke-Wright
-savings: every vehicle drives from its place straight to the venue, and every guest and
-every errand is a **dedicated out-and-back trip** from the venue,
-``sum over vehicles of t(place, venue) + sum over guests and errands of t(venue, x) + t(x, venue)``.
-A joint plan saves by giving each guest or errand to a vehicle that passes near it and by
-chaining several in one route.
+The no-coordination baseline is the **best single-vehicle plan** (``solo``): one vehicle
+does every pickup and errand, the others drive straight to the venue (the cheapest such plan
+the routing oracle finds, over every choice of the vehicle; the reference record's
+``solo_value``, with ``unserved_penalty`` per guest or errand that one vehicle cannot fit in
+time). The score is the share of the gain from working together (``solo`` -> ``best``, the
+best known plan) that the plan realises::
 
-``coordination = max(0, 1 - plan cost / baseline)``, where the plan cost is its driving
-minutes (each vehicle from its place through its stops, then to the venue) plus
-``unserved_penalty`` per guest or errand it never visits, both priced with the undisrupted
-shortest-path minutes, so that in P8 the metric judges how the work was shared and
-``adaptation`` judges the delays. It is 0 for an infeasible plan (a constraint broken or
-something left undone), so an empty plan scores 0; no plan reaches 1 (a trip costs minutes),
-and the shipped P5 references score 0.58 to 0.80.
+    coordination = savings_share(cost, feasible, solo, best) = (solo - cost) / (solo - best), clipped to [0, 1]
 
-It replaces ``(solo - cost) / (solo - reference)``, which gave every feasible plan 1 when a
-single vehicle could do the optimum alone; ``solo_value`` stays in the reference records.
+where the plan's cost is its driving minutes (each vehicle from its place through its stops,
+then to the venue) plus ``unserved_penalty`` per guest or errand it never visits, priced
+with the undisrupted shortest-path minutes, so that in P8 the metric judges how the work was
+shared and ``adaptation`` judges the delays. An infeasible plan scores 0 (so does an empty
+one); a plan in which one vehicle does all the work alone scores 0; when working together
+gains nothing on the instance (``solo <= best``: one vehicle alone reaches the best known
+plan) the metric does not apply and is ``None``.
 """
 
 from __future__ import annotations
@@ -24,16 +23,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from crab_gym.envs.realm.common.coordination import savings_share
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE
 from crab_gym.envs.realm.wedding.model import VENUE_STOP, WeddingInstance
 
 
 @dataclass(frozen=True)
 class FleetCoordination:
-    """The parts of the P5/P8 coordination score."""
+    """The parts of the P5/P8 coordination score (``score`` None: not applicable)."""
 
-    score: float
-    baseline: int
+    score: float | None
+    solo: float | None
+    best: float | None
     plan_cost: int
+    actors: int
 
 
 def _stop_places(instance: WeddingInstance) -> dict[str, int]:
@@ -42,15 +45,6 @@ def _stop_places(instance: WeddingInstance) -> dict[str, int]:
     places.update({f"errand:{e.errand_id}": at[e.shop] for e in instance.errands})
     places[VENUE_STOP] = at[instance.venue]
     return places
-
-
-def dedicated_trips_cost(instance: WeddingInstance) -> int:
-    """The baseline: every vehicle straight to the venue, every guest and errand a dedicated
-    out-and-back trip from the venue."""
-    t, venue = instance.travel, instance.index[instance.venue]
-    places = _stop_places(instance)
-    total = sum(int(t[instance.index[v.place], venue]) for v in instance.vehicles)
-    return total + sum(int(t[venue, x] + t[x, venue]) for stop, x in places.items() if stop != VENUE_STOP)
 
 
 def static_plan_cost(instance: WeddingInstance, routes: Mapping[str, Sequence[str]]) -> int:
@@ -74,12 +68,26 @@ def static_plan_cost(instance: WeddingInstance, routes: Mapping[str, Sequence[st
     return travel + instance.unserved_penalty * undone
 
 
+def actors(instance: WeddingInstance, routes: Mapping[str, Sequence[str]]) -> int:
+    """How many vehicles serve at least one guest or errand in ``routes``."""
+    ids = {v.vehicle_id for v in instance.vehicles}
+    return sum(1 for vid, stops in routes.items() if vid in ids and any(s != VENUE_STOP for s in stops))
+
+
 def fleet_coordination(
-    instance: WeddingInstance, routes: Mapping[str, Sequence[str]], *, feasible: bool
+    instance: WeddingInstance, routes: Mapping[str, Sequence[str]], *, feasible: bool,
+    solo: float | None, best: float | None,
 ) -> FleetCoordination:
     """Score a plan ``{vehicle_id: ["pickup:alex", "errand:gift", ...]}``; ``feasible`` is the
-    checker's verdict on it."""
-    baseline = dedicated_trips_cost(instance)
+    checker's verdict on it, ``solo`` and ``best`` the single-vehicle and best known costs."""
     cost = static_plan_cost(instance, routes)
-    score = max(0.0, 1.0 - cost / baseline) if feasible and baseline > 0 else 0.0
-    return FleetCoordination(score, baseline, cost)
+    n = actors(instance, routes)
+    if not feasible:
+        score: float | None = 0.0
+    elif solo is None or best is None or solo <= best:
+        score = NOT_APPLICABLE
+    elif n <= 1:
+        score = 0.0
+    else:
+        score = savings_share(cost, True, float(solo), float(best))
+    return FleetCoordination(score, solo, best, cost, n)

@@ -21,6 +21,7 @@ from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.wedding import render as rendering
 from crab_gym.envs.realm.wedding.checker import WeddingCheck
+from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
 from crab_gym.envs.realm.wedding.generator import generate_p5
 from crab_gym.envs.realm.wedding.model import WeddingInstance
@@ -120,7 +121,8 @@ class WeddingEnv(RealmEnv):
     Per valid step, ``progress_weight`` (0.5) x the rise in the sub-goal graph's completeness
     (per guest ``picked_up_<g>`` then ``at_venue_<g>`` by the photo; per errand
     ``errand_<e>`` inside the hours then ``delivered_<e>`` by the photo; per vehicle
-    ``back_<v>`` in time); at the end ``optimality_weight`` (0.5) x optimality = reference
+    ``back_<v>`` in time, checked once every guest and errand is at the venue, so that doing
+    nothing passes no sub-goal); at the end ``optimality_weight`` (0.5) x optimality = reference
     cost / cost (capped at 1; 0 if any constraint is broken or anything is left undone).
     Invalid actions change nothing and earn ``-invalid_action_penalty``. The return lies in
     [0, 1].
@@ -136,12 +138,14 @@ class WeddingEnv(RealmEnv):
     ``pickups`` (guest, vehicle, minute) and ``errands_done`` (errand, vehicle, minute): REALM's
     shape; ``info["metrics"]``: ``planning_quality`` (share of guests and errands brought to
     the venue), ``optimality``, ``constraint_satisfaction`` (share of the declared constraints
-    met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (the share of the
-    no-coordination baseline's cost that the plan saves: ``max(0, 1 - cost / baseline)``,
-    where the baseline drives every vehicle straight to the venue and fetches every guest and
-    errand by a dedicated out-and-back trip from the venue, and the plan's cost is its driving
-    plus the penalty per item never visited, both at undisrupted travel times; 0 when
-    infeasible; see :mod:`crab_gym.envs.realm.wedding.coordination`), ``cost``,
+    met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (the share of the gain
+    from working together that the plan realises: ``(solo - cost) / (solo - best)`` clipped to
+    [0, 1], where ``solo`` is the best single-vehicle plan (the reference record's
+    ``solo_value``), ``best`` the best known plan and the plan's cost its driving plus the
+    penalty per item never visited at undisrupted travel times; 0 when infeasible or when one
+    vehicle does all the work; ``None`` (not applicable) when one vehicle alone reaches the best
+    known plan or the reference has no ``solo_value``; see
+    :mod:`crab_gym.envs.realm.wedding.coordination`), ``cost``,
     ``reference_cost``, ``solo_cost`` (the routing oracle's plan of one vehicle doing
     everything: the reference record's ``solo_value``), ``travel_minutes``, ``served``,
     ``items``, ``violations``. Every step's ``info`` has ``clock`` (-1 after the end) and
@@ -285,15 +289,19 @@ class WeddingEnv(RealmEnv):
     def _build_graph(self) -> nx.DiGraph:
         g = nx.DiGraph()
         inst = self.instance
+        arrived = []
         for s, guest in enumerate(inst.guests):
-            g.add_edge(self._goal(f"picked_up_{guest.guest_id}", "picked up after landing", self._taken(s)),
-                       self._goal(f"at_venue_{guest.guest_id}", "at the venue by the photo", self._arrived(s)))
+            arrived.append(self._goal(f"at_venue_{guest.guest_id}", "at the venue by the photo", self._arrived(s)))
+            g.add_edge(self._goal(f"picked_up_{guest.guest_id}", "picked up after landing", self._taken(s)), arrived[-1])
         for e, errand in enumerate(inst.errands):
             s = inst.n_guests + e
-            g.add_edge(self._goal(f"errand_{errand.errand_id}", "done inside the shop's hours", self._taken(s)),
-                       self._goal(f"delivered_{errand.errand_id}", "goods at the venue by the photo", self._arrived(s)))
+            arrived.append(self._goal(f"delivered_{errand.errand_id}", "goods at the venue by the photo", self._arrived(s)))
+            g.add_edge(self._goal(f"errand_{errand.errand_id}", "done inside the shop's hours", self._taken(s)), arrived[-1])
         for v, vid in enumerate(self.vehicle_ids):
-            g.add_node(self._goal(f"back_{vid}", "at the venue by its end time", self._back(v)))
+            # checked once everyone and everything is at the venue: driving there with nothing
+            # done is no progress
+            back = self._goal(f"back_{vid}", "at the venue by its end time, the work done", self._back(v))
+            g.add_edges_from((a, back) for a in arrived)
         return g
 
     @staticmethod
@@ -465,11 +473,19 @@ class WeddingEnv(RealmEnv):
         v = self.verdict()
         return {"routes": self.sim.routes(), "pickups": list(v.pickups), "errands_done": list(v.errands_done)}
 
+    def _coordination_yardsticks(self) -> tuple[float | None, float | None]:
+        """(best single-vehicle cost, best known cost) of the P5 problem (coordination)."""
+        ref = self.reference
+        return ref.extra.get("solo_value"), (ref.value if ref.feasible else None)
+
     def _metrics(self) -> dict[str, Any]:
         v = self.verdict()
         reference = self.reference.value
+        solo, best = self._coordination_yardsticks()
+        coordination = fleet_coordination(self.instance, self.sim.routes(), feasible=v.feasible, solo=solo, best=best)
         return {
             **v.metrics,
+            "coordination": coordination.score,
             "optimality": self._optimality(),
             "cost": int(v.cost),
             "reference_cost": None if reference is None else float(reference),

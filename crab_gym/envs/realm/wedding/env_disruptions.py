@@ -23,7 +23,7 @@ from crab_gym.envs.realm.common.disruptions import (
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.wedding.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.wedding.env import WeddingEnv, instance_kind
 from crab_gym.envs.realm.wedding.formats import load_p8, shipped_p8_names
@@ -71,16 +71,18 @@ class WeddingDisruptionEnv(WeddingEnv):
 
     ## Rewards
 
-    As Realm-P5-v0; optimality compares with the P8 reference: the better of the adaptive
-    oracle (the P5 reference plan, re-solved from the state at each disruption) and the greedy
-    policy, neither foreseeing a disruption, facing the disruptions this episode faced.
+    As Realm-P5-v0; optimality compares with the P8 reference facing the disruptions this
+    episode faced: the best of the adaptive oracle (the P5 reference plan, re-solved from the
+    state at each disruption), the P5 reference plan kept unchanged, the greedy policy, and a
+    local search from the best of them that knows the disruptions.
 
     ## Episode End
 
     As Realm-P5-v0. ``info["metrics"]`` also holds ``adaptation`` (0 if the final plan breaks
-    a constraint, else ``min(1, reference / cost)`` where the reference is the adaptive oracle
-    taking over from the episode's own state at its first disruption; 1 for a feasible plan
-    when no disruption struck), ``adaptation_reference_cost`` and ``disruptions_applied``;
+    a constraint, else ``min(1, reference / cost)`` where the reference is the better of the
+    adaptive oracle taking over from the episode's own state at its first disruption and
+    keeping the plan followed then to the end; ``None``, not applicable, when no disruption
+    struck before the episode ended), ``adaptation_reference_cost`` and ``disruptions_applied``;
     ``info["solution"]`` adds the ``disruptions`` applied. Every step's ``info`` also has
     ``disruptions`` (applied during the step), ``active_disruptions``, ``paused`` and
     ``pending_plan``. ``coordination`` is P5's, priced at undisrupted travel times.
@@ -230,12 +232,18 @@ class WeddingDisruptionEnv(WeddingEnv):
         out["disruptions"] = [disruption_to_json(d) for d in self.sim.applied]
         return out
 
+    def _coordination_yardsticks(self) -> tuple[float | None, float | None]:
+        """P5's: the plain problem's single-vehicle and best known costs."""
+        extra = self.reference.extra
+        return extra.get("solo_value"), extra.get("initial_value")
+
     def _metrics(self) -> dict[str, Any]:
         metrics = super()._metrics()
         feasible, cost = self._plan_feasible(), metrics["cost"]
         ref_value: float | None = None
+        adaptation: float | None
         if self._snapshot is None:
-            adaptation = 1.0 if feasible else 0.0
+            adaptation = NOT_APPLICABLE  # no disruption struck before the episode ended
         elif self.adaptation_mode == "oracle":
             ref_value = metrics["reference_cost"]
             adaptation = optimality_ratio(ref_value, cost, feasible)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.road_network import shortest_paths
 from crab_gym.envs.realm.wedding.checker import check_plan
 from crab_gym.envs.realm.wedding.disruptions import RoadClosure, TrafficDelay
 from crab_gym.envs.realm.wedding.model import VENUE_STOP, Errand, Guest, P8Instance, Vehicle, WeddingInstance
@@ -24,7 +25,7 @@ SIZES: dict[str, dict[str, int]] = {
     "large": {"n_guests": 8, "n_errands": 7, "n_vehicles": 4},
 }
 #: Disruptions per P8 instance by size class.
-N_DISRUPTIONS = {"small": 1, "medium": 2, "large": 3}
+N_DISRUPTIONS = {"small": 2, "medium": 2, "large": 3}
 
 GUEST_NAMES = ("alex", "jamie", "sam", "robin", "casey", "morgan", "taylor", "jordan", "riley", "quinn",
                "avery", "drew", "kai", "lee", "noor", "eli")
@@ -153,26 +154,94 @@ def _fit_to_witness(draft: WeddingInstance) -> WeddingInstance:
     return inst
 
 
-def generate_p8(
-    size: str = "small", seed: int = 0, name: str | None = None, **counts: Any
-) -> P8Instance:
-    """A seeded P8 instance: the P5 instance of the same seed plus road disruptions during
-    the day (a closure first, then delays), mostly on roads that touch the venue or airport."""
-    base = generate_p5(size, seed, name=name or f"p8_{size}_{seed:02d}", **counts)
-    rng = np.random.default_rng([int(seed), 8])
+def _roads_on_paths(base: WeddingInstance, ends: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The roads ``(i, j)``, ``i < j``, on some shortest path between a pair of ``ends``."""
     net = base.network
-    roads = net.roads()
-    busy = [r for r in roads if {0, 1} & set(r)]
+    d, w = net.static, net.base
+    out = []
+    for i, j in net.roads():
+        for a, b in ends:
+            if min(d[a, i] + w[i, j] + d[j, b], d[a, j] + w[j, i] + d[i, b], d[b, i] + w[i, j] + d[j, a],
+                   d[b, j] + w[j, i] + d[i, a]) == d[a, b]:
+                out.append((i, j))
+                break
+    return out
+
+
+def _ferry_roads(base: WeddingInstance, delay: int) -> list[tuple[int, int]]:
+    """The roads between the airport and the venue, the one whose ``delay`` slows that trip
+    most first (every guest rides it; going round may be quicker than the delay)."""
+    venue, airport = base.index[base.venue], base.index.get("airport", 1)
+    net = base.network
+    d, w = net.static, net.base
+    slowed = []
+    for i, j in _roads_on_paths(base, [(airport, venue)]):
+        bumped = w.copy()
+        bumped[i, j] += delay
+        bumped[j, i] += delay
+        slowed.append((-int(shortest_paths(bumped)[airport, venue] - d[airport, venue]), i, j))
+    return [(i, j) for _, i, j in sorted(slowed)] or net.roads()
+
+
+def _ferry_disruptions(base: WeddingInstance, size: str, rng: np.random.Generator) -> list[Any]:
+    """Heavy traffic between the airport and the venue while the guests land (every guest
+    rides that way), on the road where it slows the trip most (and the next one), and on
+    large days a closure of a road to a shop while errands are run."""
+    arrivals = sorted(g.arrival for g in base.guests) or [START + 120]
+    delay = int(5 * rng.integers(6, 13))
+    ferry = _ferry_roads(base, delay)
     out: list[Any] = []
     for k in range(N_DISRUPTIONS.get(size, 1)):
-        pool = busy if busy and rng.random() < 0.7 else roads
+        if k < min(2, len(ferry)):
+            i, j = ferry[k]
+            start = int(START + 15 + 5 * rng.integers(0, 10))
+            until = arrivals[len(arrivals) * 3 // 4] + int(15 * rng.integers(1, 5))
+            out.append(TrafficDelay(route=f"{base.places[i]}-{base.places[j]}", start=start,
+                                    duration=max(60, until - start), delay=delay))
+            continue
+        i, j = _errand_roads(base)[int(rng.integers(len(_errand_roads(base))))]
+        out.append(RoadClosure(route=f"{base.places[i]}-{base.places[j]}", start=int(START + 30 + 5 * rng.integers(0, 13)),
+                               duration=int(15 * rng.integers(4, 9))))
+    return out
+
+
+def _errand_roads(base: WeddingInstance) -> list[tuple[int, int]]:
+    """The roads on a shortest path between a shop and the venue or the airport."""
+    shops = [base.index[e.shop] for e in base.errands]
+    ends = [(base.index[base.venue], x) for x in shops] + [(base.index.get("airport", 1), x) for x in shops]
+    return _roads_on_paths(base, ends) or base.network.roads()
+
+
+def _errand_disruptions(base: WeddingInstance, size: str, rng: np.random.Generator) -> list[Any]:
+    """Heavy traffic on the roads to the shops from late morning into the afternoon, while
+    errands and the last trips to the venue are run."""
+    pool = _errand_roads(base)
+    out: list[Any] = []
+    for _ in range(N_DISRUPTIONS.get(size, 1)):
         i, j = pool[int(rng.integers(len(pool)))]
-        route = f"{base.places[i]}-{base.places[j]}"
-        start = int(START + 60 + 5 * rng.integers(0, max(1, (base.photo_time - START - 120) // 5)))
-        if k % 2 == 0:
-            out.append(RoadClosure(route=route, start=start, duration=int(5 * rng.integers(6, 19))))
-        else:
-            out.append(TrafficDelay(route=route, start=start, duration=int(15 * rng.integers(4, 13)),
-                                    delay=int(5 * rng.integers(3, 10))))
+        out.append(TrafficDelay(route=f"{base.places[i]}-{base.places[j]}", start=int(600 + 5 * rng.integers(0, 31)),
+                                duration=int(15 * rng.integers(6, 17)), delay=int(5 * rng.integers(4, 13))))
+    return out
+
+
+def _p8_disruptions(base: WeddingInstance, size: str, rng: np.random.Generator, draw: int = 0) -> list[Any]:
+    """Disruptions that strike what every plan must do: even draws strike the trips between
+    the airport and the venue (:func:`_ferry_disruptions`), odd draws the roads to the shops
+    (:func:`_errand_disruptions`)."""
+    out = (_errand_disruptions if draw % 2 else _ferry_disruptions)(base, size, rng)
     out.sort(key=lambda d: d.start)
+    return out
+
+
+def generate_p8(
+    size: str = "small", seed: int = 0, name: str | None = None, *, draw: int = 0, **counts: Any
+) -> P8Instance:
+    """A seeded P8 instance: the P5 instance of the same seed plus road disruptions during
+    the day that strike roads every plan needs (:func:`_p8_disruptions`); ``draw`` picks
+    another schedule for the same day (the shipped set keeps the first that matters)."""
+    base = generate_p5(size, seed, name=name or f"p8_{size}_{seed:02d}", **counts)
+    if draw:
+        base = base.model_copy(update={"description": f"{base.description}, disruptions draw {draw}"})
+    rng = np.random.default_rng([int(seed), 8, 2, int(draw)])
+    out = _p8_disruptions(base, size, rng, draw)
     return P8Instance(**{k: getattr(base, k) for k in WeddingInstance.model_fields}, disruptions=out)

@@ -7,8 +7,10 @@ from that state: stops served and trips under way are kept; each vehicle starts 
 when it is free, with what it carries pinned to it. It plans once with the travel times in
 force now and once with the undisrupted ones, and goes on with whichever of those, the plan
 it was following and the greedy completion does best when simulated with what is known then
-(the disruptions that have started; nothing about later ones). Re-solves are deterministic
-(a solution limit ends the search), so the reference is the same on every run.
+(the disruptions that have started; nothing about later ones), then improves that choice
+by a short local search (:mod:`crab_gym.envs.realm.wedding.local_search`) judged the same
+way. Re-solves and the search are deterministic (solution and candidate limits), so the
+reference is the same on every run.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crab_gym.envs.realm.wedding.heuristics import greedy_completion, run_greedy
+from crab_gym.envs.realm.wedding.heuristics import greedy_completion
+from crab_gym.envs.realm.wedding.local_search import improve
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 from crab_gym.envs.realm.wedding.oracle import RouteVehicle, solve_routes
 from crab_gym.envs.realm.wedding.sim import WAITING, WeddingSim, plan_codes
@@ -25,6 +28,8 @@ from crab_gym.envs.realm.wedding.sim import WAITING, WeddingSim, plan_codes
 #: Solutions a re-solve's guided local search may visit, and its wall-clock guard (s).
 RESOLVE_SOLUTION_LIMIT = 100
 RESOLVE_TIME_GUARD = 5.0
+#: Candidates the local search tries after each re-solve.
+RESOLVE_SEARCH_TRIES = 1000
 
 
 def resolve_from_state(sim: WeddingSim, travel: str = "now") -> dict[int, list[int]]:
@@ -64,7 +69,10 @@ def _best_of(sim: WeddingSim, keep: Mapping[int, Sequence[int]] | None) -> tuple
                    (greedy_completion(sim), "greedy")]
     scores = [_outlook(sim, plan) for plan, _ in candidates]
     best = min(range(len(candidates)), key=lambda i: (scores[i], i))
-    return candidates[best]
+    plan, chosen = candidates[best]
+    moving = [k for k, v in enumerate(sim.vehicles) if not v.finished]
+    better, score = improve(plan, lambda p: _outlook(sim, p), moving, sim.N, tries=RESOLVE_SEARCH_TRIES)
+    return (better, chosen + " + local search") if score < scores[best] else (plan, chosen)
 
 
 def continue_adaptively(sim: WeddingSim, plan: Mapping[int, Sequence[int]]) -> list[dict[str, Any]]:
@@ -102,19 +110,22 @@ def adaptive_oracle(instance: WeddingInstance, initial: Mapping[str, Sequence[st
     return _result(sim, log)
 
 
-def best_reference(instance: WeddingInstance, initial: Mapping[str, Sequence[str]], schedule: Sequence[Any]) -> tuple[AdaptiveResult, str]:
-    """The better (feasible first, then cheaper) of the adaptive oracle and the greedy policy,
-    neither foreseeing a disruption. Returns (result, which)."""
-    oracle = adaptive_oracle(instance, initial, schedule)
-    greedy = _result(run_greedy(WeddingSim(instance, schedule)), [])
-    if (not greedy.feasible, greedy.cost) < (not oracle.feasible, oracle.cost):
-        return greedy, "greedy"
-    return oracle, "adaptive_oracle"
-
-
 def adaptive_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]] | None = None) -> AdaptiveResult:
     """The adaptive oracle taking over from a state (``snapshot`` is not changed)."""
     sim = snapshot.copy()
     plan, chosen = _best_of(sim, keep)
     log = [{"clock": sim.clock, "chosen": chosen}] + continue_adaptively(sim, plan)
     return _result(sim, log)
+
+
+def kept_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]]) -> AdaptiveResult:
+    """Keeping the plan followed at a state, facing what is still to come (``snapshot`` is
+    not changed): what ignoring the disruptions costs."""
+    sim = snapshot.copy()
+    sim.run_plan({k: list(v) for k, v in keep.items()})
+    return _result(sim, [{"clock": snapshot.clock, "chosen": "previous plan, kept to the end"}])
+
+
+def better(a: AdaptiveResult, b: AdaptiveResult) -> AdaptiveResult:
+    """The better of two results: feasible first, then cheaper (``a`` on a tie)."""
+    return b if (not b.feasible, b.cost) < (not a.feasible, a.cost) else a

@@ -25,38 +25,85 @@ from typing import Any
 
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
 from crab_gym.envs.realm.wedding.checker import check_plan
+from crab_gym.envs.realm.wedding.heuristics import run_greedy
+from crab_gym.envs.realm.wedding.local_search import improve
 from crab_gym.envs.realm.wedding.model import INSTANCE_DIRS, WeddingInstance
 from crab_gym.envs.realm.wedding.oracle import SOLUTION_LIMIT, SOLVER, TIME_GUARD, routes_by_id, solo_value, solve_p5
 from crab_gym.envs.realm.wedding.oracle_cpsat import SOLVER as CPSAT_SOLVER
 from crab_gym.envs.realm.wedding.oracle_cpsat import solve_cpsat
 from crab_gym.envs.realm.wedding.oracle_disruptions import (
+    RESOLVE_SEARCH_TRIES,
     RESOLVE_SOLUTION_LIMIT,
     RESOLVE_TIME_GUARD,
+    AdaptiveResult,
     adaptive_from_state,
-    best_reference,
+    adaptive_oracle,
+    better,
+    kept_from_state,
 )
+from crab_gym.envs.realm.wedding.sim import WeddingSim, plan_codes
 
 #: CP-SAT's deterministic time for a reference solved on demand (generated instances, files).
 ON_DEMAND_DETERMINISTIC_TIME = 10.0
 
 
+#: Candidates of the local search that checks every reference plan.
+SEARCH_TRIES = 5000
+#: Seeded runs of the local search, one after the other.
+SEARCH_SEEDS = 4
+#: Candidates of the local search from a P5 solver plan (the audit found plans it beats).
+P5_SEARCH_TRIES = 20000
+LOCAL_SEARCH = "local search (seeded candidates: relocate, swap, venue drop, reverse)"
+
+
+def _search(inst: WeddingInstance, routes: dict[str, list[str]], schedule: Sequence[Any] = (),
+            tries: int = SEARCH_TRIES, seeds: int = SEARCH_SEEDS) -> tuple[bool, int, dict]:
+    """(infeasible, cost, routes) of the best plan the local search finds from ``routes``,
+    judged by the checker facing ``schedule``."""
+    def judge(plan: dict[int, list[int]]) -> tuple[bool, int]:
+        verdict = check_plan(inst, routes_by_id(inst, plan), disruptions=schedule)
+        return not verdict.feasible, int(verdict.cost)
+
+    plan = plan_codes(inst, routes)
+    for seed in range(seeds):  # each run starts from the best so far
+        plan, (infeasible, cost) = improve(plan, judge, list(range(len(inst.vehicles))), inst.venue_code,
+                                           tries=tries, seed=seed)
+    return infeasible, cost, routes_by_id(inst, plan)
+
+
+def _cpsat_candidate(inst: WeddingInstance, cp: Any, label: str) -> tuple[bool, int, dict, str] | None:
+    if cp.routes is None:
+        return None
+    routes = routes_by_id(inst, cp.routes)
+    verdict = check_plan(inst, routes)
+    return not verdict.feasible, int(verdict.cost), routes, label
+
+
 def p5_record(inst: WeddingInstance, deterministic_limit: float | None = None) -> dict[str, Any]:
-    """The P5 reference record of ``inst``: the better of the routing and CP-SAT plans."""
+    """The P5 reference record of ``inst``: the better of the routing and CP-SAT plans,
+    improved by the local search; when the search beat CP-SAT's unproven value, CP-SAT
+    again, seeded with that plan (never worse than its seed; its bound may prove it)."""
     inst = inst.plain()
     routing = solve_p5(inst)
     cp = solve_cpsat(inst, deterministic_limit)
-    best = (not routing.feasible, routing.cost, routing.routes, "routing")
-    if cp.routes is not None:
-        routes = routes_by_id(inst, cp.routes)
-        verdict = check_plan(inst, routes)
-        best = min(best, (not verdict.feasible, int(verdict.cost), routes, "cpsat"), key=lambda c: c[:2])
+    cands = [(not routing.feasible, routing.cost, routing.routes, "routing"), _cpsat_candidate(inst, cp, "cpsat")]
+    best = min((c for c in cands if c is not None), key=lambda c: c[:2])
+    searched = _search(inst, best[2], tries=P5_SEARCH_TRIES, seeds=1)
+    if searched[:2] < best[:2]:
+        best = (*searched, f"{best[3]} + local search")
+    seeded = None
+    if cp.status != "OPTIMAL" and (cp.value is None or best[1] < cp.value):
+        seeded = solve_cpsat(inst, deterministic_limit, hint=plan_codes(inst, best[2]))
+        again = _cpsat_candidate(inst, seeded, f"cpsat seeded with {best[3]}")
+        best = min(best, again, key=lambda c: c[:2]) if again is not None else best
+    proof = seeded if seeded is not None and seeded.status == "OPTIMAL" else cp
     infeasible, value, routes, which = best
-    proven = cp.status == "OPTIMAL" and cp.value == value and not infeasible
+    proven = proof.status == "OPTIMAL" and proof.value == value and not infeasible
     return {
         "value": value,
         "status": "OPTIMAL" if proven else ("INFEASIBLE" if infeasible else "FEASIBLE"),
-        "bound": max(0.0, cp.bound),  # driving minutes are never negative
-        "solver": f"{SOLVER} + {CPSAT_SOLVER}",
+        "bound": max(0.0, cp.bound, seeded.bound if seeded is not None else 0.0),  # minutes are never negative
+        "solver": f"{SOLVER} + {CPSAT_SOLVER} + {LOCAL_SEARCH} (+ CP-SAT seeded with the searched plan)",
         "time_limit_s": TIME_GUARD,
         "workers": 1,
         "plan": {"routes": routes},
@@ -66,6 +113,9 @@ def p5_record(inst: WeddingInstance, deterministic_limit: float | None = None) -
         "solution_limit": SOLUTION_LIMIT,
         "cpsat_value": cp.value,
         "cpsat_status": cp.status,
+        "search_tries": P5_SEARCH_TRIES,
+        "seeded_cpsat_value": None if seeded is None else seeded.value,
+        "seeded_cpsat_status": None if seeded is None else seeded.status,
         "deterministic_time_limit": cp.deterministic_limit,
         "solo_value": solo_value(inst),
         "fingerprint": inst.fingerprint(),
@@ -73,18 +123,19 @@ def p5_record(inst: WeddingInstance, deterministic_limit: float | None = None) -
 
 
 def p5_reference(instance: WeddingInstance) -> Reference:
-    """The P5 reference of ``instance`` (P8: of its plain problem): shipped, cached or solved now."""
+    """The P5 reference of ``instance`` (P8: of its plain problem, the shipped P5 twin of the
+    same seed when it is one): shipped, cached or solved now."""
+    plain = instance.plain()
+    twin = shipped_records(INSTANCE_DIRS["p5"]).get(plain.name.replace("p8_", "p5_", 1))
+    if twin is not None and twin.get("fingerprint") == plain.fingerprint():
+        return Reference.from_record(twin, "shipped")
     return stored_reference(
-        "p5", instance.plain(), INSTANCE_DIRS["p5"], lambda i: p5_record(i, ON_DEMAND_DETERMINISTIC_TIME)
+        "p5", plain, INSTANCE_DIRS["p5"], lambda i: p5_record(i, ON_DEMAND_DETERMINISTIC_TIME)
     )
 
 
 def _initial(inst: WeddingInstance) -> dict[str, Any]:
-    """The P5 record of a P8 instance's plain problem: the shipped P5 twin (same seed), else
-    :func:`p5_reference`."""
-    twin = shipped_records(INSTANCE_DIRS["p5"]).get(inst.name.replace("p8_", "p5_", 1))
-    if twin is not None and twin.get("fingerprint") == inst.fingerprint():
-        return twin
+    """The P5 record of a P8 instance's plain problem (:func:`p5_reference`)."""
     return p5_reference(inst).to_dict()
 
 
@@ -110,24 +161,53 @@ class FacedSchedule:
         return fp if own else f"{fp}-{schedule_key(self.schedule)}"
 
 
+def _p8_candidates(inst: WeddingInstance, initial: dict[str, list[str]], schedule: list[Any]) -> dict[str, AdaptiveResult]:
+    """The plans a P8 reference is the best of, facing ``schedule``: the adaptive oracle, the
+    P5 plan kept unchanged, the greedy policy."""
+    kept = check_plan(inst, initial, disruptions=schedule)
+    greedy = run_greedy(WeddingSim(inst, schedule))
+    verdict = greedy.check()
+    return {
+        "adaptive_oracle": adaptive_oracle(inst, initial, schedule),
+        "kept_p5_plan": AdaptiveResult({k: list(v) for k, v in initial.items()}, int(kept.cost), kept.feasible),
+        "greedy": AdaptiveResult(greedy.routes(), int(verdict.cost), verdict.feasible),
+    }
+
+
 def p8_record(inst: WeddingInstance, schedule: Sequence[Any] | None = None) -> dict[str, Any]:
-    """The P8 reference record facing ``schedule`` (default: the instance's own)."""
+    """The P8 reference record facing ``schedule`` (default: the instance's own): the best of
+    :func:`_p8_candidates`, then the local search from it, judged facing the schedule."""
     schedule = list(getattr(inst, "disruptions", [])) if schedule is None else list(schedule)
     initial = _initial(inst)
-    res, policy = best_reference(inst, initial["plan"]["routes"], schedule)
+    found = _p8_candidates(inst, initial["plan"]["routes"], schedule)
+    policy = min(found, key=lambda k: (not found[k].feasible, found[k].cost))
+    best = found[policy]
+    infeasible, cost, routes = _search(inst, best.routes, schedule)
+    if (infeasible, cost) < (not best.feasible, best.cost):
+        best, policy = AdaptiveResult(routes, cost, not infeasible), f"{policy} + local search"
+    adaptive, kept = found["adaptive_oracle"], found["kept_p5_plan"]
     return {
-        "value": res.cost,
-        "status": f"ADAPTIVE({initial['status']})",
+        "value": best.cost,
+        "status": f"ADAPTIVE({initial['status']})" if policy == "adaptive_oracle" else "FEASIBLE",
         "bound": None,
-        "solver": f"{SOLVER} + deterministic re-solve at each disruption",
+        "solver": f"{SOLVER} + deterministic re-solve at each disruption; best of it, the P5 plan kept, "
+                  f"greedy; then {LOCAL_SEARCH} facing the disruptions ({SEARCH_SEEDS} x {SEARCH_TRIES} candidates)",
         "time_limit_s": initial.get("time_limit_s", TIME_GUARD),
         "workers": 1,
-        "plan": {"routes": res.routes},
+        "plan": {"routes": best.routes},
         "policy": policy,
-        "feasible": res.feasible,
-        "resolves": res.resolves,
+        "feasible": best.feasible,
+        "resolves": adaptive.resolves,
+        "adaptive_value": adaptive.cost,
+        "kept_value": kept.cost if kept.feasible else None,
+        "greedy_value": found["greedy"].cost if found["greedy"].feasible else None,
+        "disruption_matters": (not kept.feasible or kept.cost > initial["value"])
+                              and (adaptive.feasible and (not kept.feasible or adaptive.cost < kept.cost)),
         "resolve_solution_limit": RESOLVE_SOLUTION_LIMIT,
         "resolve_time_guard_s": RESOLVE_TIME_GUARD,
+        "resolve_search_tries": RESOLVE_SEARCH_TRIES,
+        "search_tries": SEARCH_TRIES,
+        "search_seeds": SEARCH_SEEDS,
         "initial_value": initial["value"],
         "initial_status": initial["status"],
         "solo_value": initial.get("solo_value"),
@@ -146,8 +226,9 @@ _ADAPTATIONS: dict[str, int] = {}
 
 
 def adaptation_value(snapshot: Any, schedule: Sequence[Any], keep: dict[int, list[int]] | None) -> int:
-    """The cost of the adaptive oracle taking over from an episode's state at its first
-    disruption (``schedule``: what is still to come; ``keep``: the plan being followed then).
+    """The cost of the better of the adaptive oracle taking over from an episode's state at
+    its first disruption and keeping the plan followed then (``schedule``: what is still to
+    come; ``keep``: that plan), so that ignoring a disruption never beats the reference.
     Kept in memory (it depends on the episode's own state)."""
     sim = snapshot.copy()
     sim.pending = sorted(schedule, key=lambda d: d.start)
@@ -162,5 +243,8 @@ def adaptation_value(snapshot: Any, schedule: Sequence[Any], keep: dict[int, lis
     if key not in _ADAPTATIONS:
         if len(_ADAPTATIONS) > 10_000:
             _ADAPTATIONS.clear()
-        _ADAPTATIONS[key] = adaptive_from_state(sim, keep).cost
+        res = adaptive_from_state(sim, keep)
+        if keep is not None:
+            res = better(res, kept_from_state(sim, keep))
+        _ADAPTATIONS[key] = res.cost
     return _ADAPTATIONS[key]
