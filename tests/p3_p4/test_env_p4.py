@@ -12,9 +12,10 @@ from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.disruptions import TrafficDelay
 from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptionEnv
+from crab_gym.envs.realm.ridesharing.formats import shipped_p4_names
 from crab_gym.envs.realm.ridesharing.heuristics import run_greedy
 from crab_gym.envs.realm.ridesharing.model import P4Instance
-from crab_gym.envs.realm.ridesharing.references import shipped_references
+from crab_gym.envs.realm.ridesharing.references import shipped_references, solo_reference
 
 from . import upstream_files as up
 
@@ -135,21 +136,25 @@ def test_greedy_p4_metrics_recomputed_by_checker():
     _, info = run_greedy(env, seed=0)
     m, sol = info["metrics"], info["solution"]
     assert REALM_KEYS <= set(m) and all(0.0 <= m[k] <= 1.0 for k in REALM_KEYS)
-    assert sol["disruptions"] and m["violations"] == [] and m["planning_quality"] == 1.0
+    # the aimed disruptions make the greedy policy late here (it sees a delay only once it
+    # has struck): every metric of an infeasible plan is recomputed too
+    assert sol["disruptions"] and m["violations"] and m["optimality"] == m["coordination"] == m["adaptation"] == 0.0
+    solo = solo_reference(env.instance, env.faced_schedule())["value"]
     report = check_plan(
-        env.instance, sol, reference_cost=m["reference_cost"], adaptation_reference=m["adaptation_reference_cost"]
+        env.instance, sol, reference_cost=m["reference_cost"], adaptation_reference=m["adaptation_reference_cost"],
+        solo_cost=solo,
     )
     assert report["cost"] == m["cost"] and report["feasible"] == (m["violations"] == [])
     for key in REALM_KEYS:
         assert report["metrics"][key] == pytest.approx(m[key])
 
 
-def test_greedy_can_match_the_reference():
-    env = RideSharingDisruptionEnv("p4_medium_06")  # the adaptive oracle drops a passenger here
+def test_the_greedy_policy_is_a_candidate_of_the_reference():
+    env = RideSharingDisruptionEnv("p4_medium_06")
     _, info = run_greedy(env, seed=0)
     ref = shipped_references("p4")["p4_medium_06"]
-    assert ref["policy"] == "greedy" and info["metrics"]["cost"] == ref["value"]
-    assert info["metrics"]["optimality"] == 1.0
+    assert ref["candidates"]["greedy"] == info["metrics"]["cost"] >= ref["value"]
+    assert info["metrics"]["optimality"] == pytest.approx(ref["value"] / info["metrics"]["cost"])
 
 
 def test_upstream_p4_file_runs(tmp_path):
@@ -164,11 +169,14 @@ def test_upstream_p4_file_runs(tmp_path):
 def test_doing_nothing_scores_nothing_and_adaptation_does_not_apply():
     # the audit's case: serving nobody ended the episode before any disruption struck and
     # reported adaptation 1.0; p4_small_03 also scored optimality 0.062 with a penalty of 1000
-    env = RideSharingDisruptionEnv("p4_small_03")
-    env.reset(seed=0)
-    *_, done, _, info = env.step({"name": "submit_plan", "arguments": {"assignments": {"v1": [], "v2": []}}})
-    m = info["metrics"]
-    assert done and m["served"] == 0 and m["disruptions_applied"] == 0
-    assert m["adaptation"] is None
-    assert m["optimality"] == pytest.approx(248 / (4 * 5000)) and m["optimality"] <= 0.05
-    assert m["planning_quality"] == 0.0 and m["coordination"] == 0.0
+    for name in shipped_p4_names():
+        env = RideSharingDisruptionEnv(name)
+        env.reset(seed=0)
+        nobody = {vid: [] for vid in env.vehicle_ids}
+        *_, done, _, info = env.step({"name": "submit_plan", "arguments": {"assignments": nobody}})
+        m = info["metrics"]
+        assert done and m["served"] == 0 and m["disruptions_applied"] == 0
+        assert m["adaptation"] is None
+        ref = shipped_references("p4")[name]["value"]
+        assert m["optimality"] == pytest.approx(ref / (m["requests"] * 5000)) and m["optimality"] <= 0.05
+        assert m["planning_quality"] == 0.0 and m["coordination"] in (0.0, None)

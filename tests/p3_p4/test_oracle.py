@@ -127,15 +127,16 @@ def test_adaptive_oracle_keeps_what_is_done_and_is_deterministic():
     inst = load_p4("p4_small_01")
     ref = shipped_references("p4")["p4_small_01"]
     again = adaptive_oracle(inst, ref["initial"]["plan"])
-    assert ref["policy"] == "adaptive_oracle"
-    assert again.cost == ref["adaptive_oracle_value"] == ref["value"] and again.plan == ref["plan"]
+    assert again.cost == ref["adaptive_oracle_value"] and again.plan == ref["adaptive_oracle_plan"]
     report = check_plan(inst, again.solution(), reference_cost=ref["value"])
-    assert report["cost"] == ref["value"] and report["feasible"] == again.feasible
+    assert report["cost"] == again.cost and report["feasible"] == again.feasible
+    assert ref["value"] <= again.cost  # the best plan known beats it here (129 < 146)
 
 
 def test_p4_reference_is_never_worse_than_greedy_or_the_unchanged_plan():
     for ref in shipped_references("p4").values():
-        assert ref["value"] <= ref["adaptive_oracle_value"]
+        assert ref["value"] <= ref["adaptive_oracle_value"] or not ref["adaptive_oracle_feasible"]
+        assert ref["value"] <= ref["candidates"]["greedy"] or ref["feasible"]
         if ref["no_replan_feasible"]:
             assert ref["feasible"]
 

@@ -14,8 +14,10 @@ Declared constraints (for ``constraint_satisfaction``): per request, (1) pickup 
 (2) dropoff in time, (3) consistent service (both stops, once, same vehicle, pickup first, or
 neither); per vehicle, (4) capacity respected. An unserved request meets (1) and (2).
 
-``coordination`` is the share of the cost of dedicated out-and-back trips that the plan
-saves (:mod:`crab_gym.envs.realm.ridesharing.coordination`); 0 if the plan is infeasible.
+``coordination`` is the share of the gain from working together that the plan realises,
+from the best one-vehicle plan's cost (``solo_cost``) to the reference's
+(:mod:`crab_gym.envs.realm.ridesharing.coordination`); 0 if the plan is infeasible, None
+without those two costs or when one vehicle alone is as good as the reference.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def check_plan(
     reference_cost: float | None = None,
     disruptions: Sequence[Any] | None = None,
     adaptation_reference: float | None = None,
+    solo_cost: float | None = None,
 ) -> dict[str, Any]:
     """Recompute a plan's schedule, violations, cost and REALM metrics.
 
@@ -101,6 +104,8 @@ def check_plan(
         reference_cost: the oracle's cost, for ``optimality`` (None: not computed).
         disruptions: disruptions to use (overrides both of the above).
         adaptation_reference: the re-solve oracle's cost, for ``adaptation`` (P4; None: left out).
+        solo_cost: the best one-vehicle plan's cost, for ``coordination`` (with
+            ``reference_cost``; None: coordination is None, not applicable).
 
     Returns a dict with ``feasible``, ``violations`` (list of text), ``cost``, ``travel``,
     ``served``, ``schedule`` and ``metrics``.
@@ -193,7 +198,7 @@ def check_plan(
         "planning_quality": served / n_req if n_req else 1.0,
         "optimality": optimality_ratio(reference_cost, cost, feasible) if reference_cost is not None else None,
         "constraint_satisfaction": 1.0 - failed / declared if declared else 1.0,
-        "coordination": ride_coordination(instance, assignments, feasible=feasible).score,
+        "coordination": ride_coordination(cost, feasible, solo_cost, reference_cost),
     }
     if adaptation_reference is not None:
         metrics["adaptation"] = optimality_ratio(adaptation_reference, cost, feasible)

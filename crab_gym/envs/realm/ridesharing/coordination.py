@@ -1,83 +1,32 @@
-"""The P3/P4 coordination metric: what the vehicles (the agents) save by working together.
+"""The P3/P4 coordination metric: how much of the gain from working together a plan realises.
 
-The no-coordination baseline is a fleet of independent taxis: every request is a
-**dedicated out-and-back trip** from the vehicle base that makes it cheapest,
-``min over vehicles v of t(base_v, pickup) + t(pickup, dropoff) + t(dropoff, base_v)``,
-summed over all requests (the classic Clarke-Wright baseline, with each vehicle's start as
-its depot). A joint plan saves by chaining requests, pooling passengers and giving each
-request to a vehicle near it.
+The vehicles are the agents. Without teamwork one vehicle does all the work while the others
+idle; the baseline is the **best one-vehicle plan** known (``solo``: for each vehicle, the
+oracle restricted to that vehicle and a local search on it; the cheapest vehicle wins; see
+:func:`~crab_gym.envs.realm.ridesharing.best_known.solo_plan`), priced like the plan itself:
+travel minutes plus ``unserved_penalty`` per request not served, facing the episode's
+disruptions in P4 (none in P3). The best joint plan known is the reference (the optimality
+yardstick). With :func:`~crab_gym.envs.realm.common.coordination.savings_share`::
 
-``coordination = max(0, 1 - plan cost / baseline)``, where the plan cost is its travel minutes
-plus ``unserved_penalty`` per request it does not serve (the objective), both priced with the
-undisrupted shortest-path minutes, so that in P4 the metric judges how the work was shared
-and ``adaptation`` judges the delays. It is 0 for an infeasible plan (a constraint broken) and
-for a plan that serves nobody; a plan can never reach 1 (a trip costs minutes), and the
-shipped references score 0.26 to 0.62.
+    coordination = (solo - cost) / (solo - reference)     clipped to [0, 1]
+
+so any one-vehicle plan scores 0 (it costs at least ``solo``), the best known plan 1, and a
+plan in between the share of the team's gain it realises. An infeasible plan scores 0.
+When one vehicle alone is as good as the best team plan known (``solo <= reference``) there
+is nothing to coordinate: the metric does not apply and is ``None``
+(:data:`~crab_gym.envs.realm.common.references.NOT_APPLICABLE`), for every plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
-from crab_gym.envs.realm.ridesharing.model import P3Instance
+from crab_gym.envs.realm.common.coordination import savings_share
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE
 
 
-@dataclass(frozen=True)
-class RideCoordination:
-    """The parts of the P3/P4 coordination score."""
-
-    score: float
-    baseline: int
-    plan_cost: int
-    served: int
-
-
-def dedicated_trips_cost(instance: P3Instance) -> int:
-    """The baseline: every request a dedicated out-and-back trip from its cheapest vehicle base."""
-    t, at = instance.travel, instance.index
-    bases = [at[v.location] for v in instance.vehicles]
-    total = 0
-    for r in instance.requests:
-        p, d = at[r.pickup], at[r.dropoff]
-        total += min(int(t[b, p] + t[p, d] + t[d, b]) for b in bases)
-    return total
-
-
-def static_plan_cost(instance: P3Instance, assignments: Mapping[str, Sequence[str]]) -> tuple[int, int]:
-    """(travel minutes + penalty per unserved request, requests served), with the undisrupted
-    travel times. A request counts as served when the plan lists both of its stops. Unknown
-    vehicles and stops (violations the checker reports) are left out."""
-    t, at = instance.travel, instance.index
-    requests = {r.passenger_id: r for r in instance.requests}
-    home = {v.vehicle_id: at[v.location] for v in instance.vehicles}
-    travel = 0
-    listed: dict[str, set[str]] = {}
-    for vid, stops in assignments.items():
-        if vid not in home:
-            continue
-        here = home[vid]
-        for stop in stops:
-            kind, _, pid = str(stop).partition(":")
-            req = requests.get(pid)
-            if req is None or kind not in ("pickup", "dropoff"):
-                continue
-            there = at[req.pickup if kind == "pickup" else req.dropoff]
-            travel += int(t[here, there])
-            here = there
-            listed.setdefault(pid, set()).add(kind)
-    served = sum(1 for kinds in listed.values() if kinds == {"pickup", "dropoff"})
-    return travel + instance.unserved_penalty * (len(requests) - served), served
-
-
-def ride_coordination(
-    instance: P3Instance, assignments: Mapping[str, Sequence[str]], *, feasible: bool
-) -> RideCoordination:
-    """Score a plan ``{vehicle_id: ["pickup:p1", "dropoff:p1", ...]}`` whose ids and stops are
-    known; ``feasible`` is the checker's (or the env's) verdict on it."""
-    baseline = dedicated_trips_cost(instance)
-    cost, served = static_plan_cost(instance, assignments)
-    score = 0.0
-    if feasible and served and baseline > 0:
-        score = max(0.0, 1.0 - cost / baseline)
-    return RideCoordination(score, baseline, cost, served)
+def ride_coordination(cost: float | None, feasible: bool, solo: float | None, reference: float | None) -> float | None:
+    """The coordination score of a plan costing ``cost`` (``feasible``: the env's or the
+    checker's verdict), against the best one-vehicle plan ``solo`` and the best known
+    ``reference``; None when there is nothing to coordinate (see the module doc)."""
+    if solo is None or reference is None or float(solo) - float(reference) <= 0:
+        return NOT_APPLICABLE
+    return savings_share(cost, feasible, float(solo), float(reference))

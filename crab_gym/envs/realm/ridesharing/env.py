@@ -25,7 +25,7 @@ from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.model import P3Instance
-from crab_gym.envs.realm.ridesharing.references import p3_reference
+from crab_gym.envs.realm.ridesharing.references import p3_reference, solo_reference
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
@@ -147,13 +147,12 @@ class RideSharingEnv(RealmEnv):
     ``TimeLimit`` for a step cap). At the end ``info["solution"]`` holds
     ``{"assignments": {...}}`` and ``info["metrics"]``: ``planning_quality`` (share of
     requests delivered), ``optimality``, ``constraint_satisfaction`` (share of the 3 per
-    request + 1 per vehicle declared constraints met), ``coordination`` (the share of a fleet
-    of independent taxis' cost that the plan saves: ``max(0, 1 - cost / baseline)``, where the
-    baseline serves every request by a dedicated out-and-back trip from the vehicle base that
-    makes it cheapest and the plan's cost is its travel plus the penalty per unserved request,
-    both at undisrupted travel times; 0 for an infeasible plan or one that serves nobody; see
-    :mod:`crab_gym.envs.realm.ridesharing.coordination`), ``cost``, ``reference_cost``,
-    ``travel_minutes``, ``served``, ``requests``, ``unserved_penalty``, ``violations``. Every
+    request + 1 per vehicle declared constraints met), ``coordination`` (the share of the gain
+    from working together that the plan realises: ``(solo - cost) / (solo - reference)``
+    clipped to [0, 1], where ``solo`` is the best one-vehicle plan known, so any one-vehicle
+    plan scores 0 and the reference 1; 0 for an infeasible plan; ``None`` when one vehicle
+    alone is as good as the reference; see :mod:`crab_gym.envs.realm.ridesharing.coordination`),
+    ``cost``, ``reference_cost``, ``travel_minutes``, ``served``, ``requests``, ``unserved_penalty``, ``violations``. Every
     step's ``info`` also has ``clock`` (-1 after the end) and ``events`` (what happened, in
     words).
 
@@ -176,7 +175,9 @@ class RideSharingEnv(RealmEnv):
 
     * v0: Initial version. Later, still v0: ``generator=`` and same-shape instance swaps at
       reset; ``reference`` became a ``Reference`` record (it was a ``reference()`` method
-      returning a dict). Dynamics and scores are unchanged.
+      returning a dict). Dynamics and scores are unchanged. Issue 22, still v0: coordination
+      is measured from the best one-vehicle plan (one vehicle alone scores 0; it was
+      ``1 - cost / dedicated trips``, which rewarded chaining rides in one vehicle).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -485,6 +486,11 @@ class RideSharingEnv(RealmEnv):
     def _solution(self) -> dict[str, Any]:
         return {"assignments": self.sim.assignments()}
 
+    def _solo_value(self) -> float | None:
+        """The best one-vehicle plan's cost (the coordination baseline): shipped, cached or
+        solved once, like the reference."""
+        return solo_reference(self.instance)["value"]
+
     def _metrics(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
         reference = self.reference.value
@@ -493,7 +499,7 @@ class RideSharingEnv(RealmEnv):
             "planning_quality": sim.served() / sim.R,
             "optimality": self._optimality(),
             "constraint_satisfaction": 1.0 - len(sim.broken) / declared,
-            "coordination": ride_coordination(inst, sim.assignments(), feasible=self._plan_feasible()).score,
+            "coordination": ride_coordination(sim.cost(), self._plan_feasible(), self._solo_value(), reference),
             "cost": int(sim.cost()),
             "reference_cost": None if reference is None else float(reference),
             "travel_minutes": int(sim.travel_minutes()),

@@ -31,7 +31,7 @@ from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p4
 from crab_gym.envs.realm.ridesharing.model import P3Instance, P4Instance
 from crab_gym.envs.realm.ridesharing.network import active_at
-from crab_gym.envs.realm.ridesharing.references import adaptation_reference, p4_reference
+from crab_gym.envs.realm.ridesharing.references import adaptation_reference, p4_reference, solo_reference
 from crab_gym.envs.realm.ridesharing.sim import RideSim, hhmm
 
 DEFAULT_INSTANCE = "p4_small_01"
@@ -87,9 +87,14 @@ class RideSharingDisruptionEnv(RideSharingEnv):
 
     ## Rewards
 
-    As Realm-P3-v0; optimality compares with the P4 reference: the better of the adaptive
-    oracle (the P3 oracle's plan, re-solved from the state at each disruption) and the greedy
-    policy, neither of which sees disruptions coming, facing the disruptions this episode faced.
+    As Realm-P3-v0; optimality compares with the P4 reference: the best plan known for the
+    instance facing the disruptions this episode faced (the cheapest feasible plan among the
+    adaptive oracle's, the greedy policy's, the undisrupted P3 plan kept unchanged and the best
+    one-vehicle plan, each also improved by a local search that knows the disruptions in
+    advance; :mod:`crab_gym.envs.realm.ridesharing.best_known`). The reference plan is that
+    best plan (what ``OraclePolicy`` submits); the adaptive oracle, which does not see
+    disruptions coming, may score below 1, and its own value is
+    ``reference.extra["adaptive_oracle_value"]``.
 
     ## Starting State
 
@@ -98,15 +103,22 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     ## Episode End
 
     As Realm-P3-v0. ``info["metrics"]`` also holds ``adaptation``: 0 if the final plan breaks
-    a constraint, else ``min(1, reference / cost)`` where the reference is the oracle taking
-    over from the episode's own state at its first disruption (keeping what is done and,
-    when a submitted plan was under way, possibly that plan) and re-solving at each
-    disruption; ``None`` (not applicable) when no disruption struck before the episode
-    ended. Also
-    ``adaptation_reference_cost`` and ``disruptions_applied``; ``info["solution"]`` adds the
-    ``disruptions`` applied. ``coordination`` is P3's, priced at undisrupted travel times (it
-    judges how the vehicles shared the work; ``adaptation`` judges the delays). Every step's ``info`` also has ``disruptions`` (applied during the
-    step), ``active_disruptions`` (in force, in words), ``paused`` and ``pending_plan``.
+    a constraint, else ``min(1, yardstick / cost)``. The yardstick starts from the episode's
+    own state when its first disruption struck (what is done stays done) and is the better
+    of two continuations, both simulated from that state facing the same disruptions still to
+    come: keeping the rest of the plan being followed then (a submitted plan; none when the
+    episode was played step by step), and the adaptive oracle re-solving there and at each
+    later disruption (deterministic: greedy descents, no clock). So a plan that keeps its
+    course scores 1 unless re-planning from where it stood would have been cheaper, and two
+    episodes in different states when the disruption struck are measured from different
+    yardsticks (adaptation judges the replan, optimality the whole plan). ``None`` (not
+    applicable) when no disruption struck before the episode ended. Also
+    ``adaptation_reference_cost`` (the yardstick) and ``disruptions_applied``;
+    ``info["solution"]`` adds the ``disruptions`` applied. ``coordination`` is P3's with
+    every cost facing this episode's disruptions: ``solo`` is the best one-vehicle plan known
+    facing them and the reference the best plan known. Every step's ``info`` also has
+    ``disruptions`` (applied during the step), ``active_disruptions`` (in force, in words),
+    ``paused`` and ``pending_plan``.
 
     :attr:`reference` is precomputed for shipped instances facing their own schedule; for any
     other schedule (disruptions injected) or instance it is solved at the end of the episode
@@ -127,6 +139,12 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     * v0: Initial version. Later, still v0: ``generator=``, same-shape instance swaps at
       reset, ``reference=``; ``reference`` became a ``Reference`` record (it was a
       ``reference()`` method returning a dict). Dynamics and scores are unchanged.
+      Issue 22 (scores you can trust), still v0: the optimality yardstick is the best plan
+      known facing the disruptions (it was the adaptive oracle, which cheaper plans beat);
+      the adaptation yardstick is deterministic and never worse than keeping the plan;
+      coordination is measured from the best one-vehicle plan (one vehicle alone scores 0);
+      an unserved request costs 5000; adaptation is None when no disruption struck; the
+      shipped instances were regenerated with disruptions aimed at the rides.
     """
 
     problem = "p4"
@@ -275,8 +293,12 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         return list(self.instance.disruptions) + list(self._injected)
 
     def _solve_reference(self) -> Reference:
-        """The adaptive oracle's reference facing this episode's disruptions."""
+        """The best plan known facing this episode's disruptions."""
         return p4_reference(self.instance, self.faced_schedule())
+
+    def _solo_value(self) -> float | None:
+        """The best one-vehicle plan's cost facing this episode's disruptions."""
+        return solo_reference(self.instance, self.faced_schedule())["value"]
 
     def _solution(self) -> dict[str, Any]:
         out = super()._solution()

@@ -13,10 +13,15 @@ same shape). A count left as None is drawn exactly as before, so the shipped ins
 regenerate unchanged.
 
 * a city: places on a 20 km x 14 km map, complete symmetric roads (2 minutes per km + 2);
-* P4 only: its disruptions, drawn first (start on 15-minute marks, 30 to 120 minutes long);
-* vehicles and requests: each vehicle drives a hidden route, one passenger at a time, through
-  the disruptions; each window is drawn around the hidden pickup minute and each latest
-  dropoff after the hidden dropoff minute.
+* vehicles and requests: each vehicle drives a hidden route, one passenger at a time; each
+  window is drawn around the hidden pickup minute and each latest dropoff after the hidden
+  dropoff minute;
+* P4 only: its disruptions, **aimed at the rides** (:func:`aim_disruptions`): each strikes
+  a request's pickup place or its ride road from before its pickup window opens until after
+  it closes (start on 15-minute marks, 30 to 150 minutes long), so that every plan serving
+  that request meets it and the plans made without the disruptions cost more under them;
+  then windows and deadlines are widened just enough for the hidden plan to stay on time
+  through the disruptions (:func:`fit_through`).
 """
 
 from __future__ import annotations
@@ -187,27 +192,75 @@ _IMPACTS = {
 }
 
 
-def draw_disruptions(
-    rng: np.random.Generator, size: str, names: list[str], first: int, last: int
+def _cover(open_: int, close: int, rng: np.random.Generator) -> tuple[int, int]:
+    """(start, duration) on 15-minute marks, in force from before ``open_`` until after
+    ``close``: every ride of the request starts while it is active."""
+    start = 15 * (open_ // 15)
+    duration = 15 * (-(-(close + 1 - start) // 15)) + 15 * int(rng.integers(0, 3))
+    return start, int(min(max(duration, 30), 150))
+
+
+def aim_disruptions(
+    rng: np.random.Generator, size: str, names: list[str], requests: list[RideRequest], first: int
 ) -> list[Disruption]:
-    """Disruptions starting between ``first`` and ``last`` (minutes, on 15-minute marks)."""
+    """Disruptions aimed at rides: each picks a request (a different one each, among those
+    whose window opens at ``first`` or later when there are any) and strikes its pickup place (accident) or its ride
+    road pickup-dropoff (delay, closure, construction) from before its pickup window opens
+    until after it closes (never starting before ``first``). Every plan that serves the
+    request departs from its pickup place while it is in force, so the plans made without it
+    cost more under it (design item 7)."""
     lo, hi = N_DISRUPTIONS[size]
+    later = [k for k, r in enumerate(requests) if r.pickup_window[0] >= first]
+    pool = later or list(range(len(requests)))
+    count = min(int(rng.integers(lo, hi + 1)), len(pool))
     out: list[Disruption] = []
-    for _ in range(int(rng.integers(lo, hi + 1))):
+    for k in rng.choice(pool, size=count, replace=False):
+        req = requests[int(k)]
         kind = DISRUPTION_TYPES[int(rng.integers(len(DISRUPTION_TYPES)))]
-        start = 15 * int(rng.integers(first // 15, last // 15 + 1))
-        duration = 15 * int(rng.integers(2, 9))  # 30 .. 120 minutes
-        a, b = (str(x) for x in rng.choice(names, size=2, replace=False))
+        start, duration = _cover(req.pickup_window[0], req.pickup_window[1], rng)
+        if start < first:  # never before ``first``: an empty plan ends the episode untouched
+            start, duration = first, max(30, start + duration - first)
         common = {"start": start, "duration": duration, "impact": _IMPACTS[kind]}
+        route = f"{req.pickup}-{req.dropoff}"
         if kind == "traffic_delay":
-            out.append(TrafficDelay(route=f"{a}-{b}", delay=5 * int(rng.integers(2, 9)), **common))
+            out.append(TrafficDelay(route=route, delay=5 * int(rng.integers(2, 9)), **common))
         elif kind == "road_closure":
-            out.append(RoadClosure(route=f"{a}-{b}", **common))
+            out.append(RoadClosure(route=route, **common))
         elif kind == "accident":
-            out.append(Accident(location=a, delay=5 * int(rng.integers(2, 6)), **common))
+            out.append(Accident(location=req.pickup, delay=5 * int(rng.integers(2, 6)), **common))
         else:
-            out.append(Construction(route=f"{a}-{b}", delay=5 * int(rng.integers(1, 5)), **common))
+            out.append(Construction(route=route, delay=5 * int(rng.integers(1, 5)), **common))
     return sorted(out, key=lambda d: (d.start, d.type, d.where))
+
+
+def fit_through(
+    names: list[str], roads: list[list[int]], vehicles: list[Vehicle], requests: list[RideRequest],
+    hidden: dict[str, list[str]], disruptions: list[Disruption], start_time: int = START_TIME,
+) -> list[RideRequest]:
+    """The requests with windows and deadlines widened just enough that the hidden plan,
+    driven through ``disruptions`` (each vehicle leaving as soon as it has served a stop),
+    stays on time: so the instance can still serve everyone. Windows only grow, so the
+    hidden plan stays on time without the disruptions too."""
+    network = RoadNetwork(names, roads)
+    by_id = {r.passenger_id: r for r in requests}
+    for veh in vehicles:
+        here, t = network.index[veh.location], start_time
+        for stop in hidden[veh.vehicle_id]:
+            kind, _, pid = stop.partition(":")
+            r = by_id[pid]
+            there = network.index[r.pickup if kind == "pickup" else r.dropoff]
+            arrive = t + int(network.matrix_at(active_at(disruptions, t), t)[here, there])
+            if kind == "pickup":
+                lo, hi = r.pickup_window
+                if arrive > hi:
+                    r = r.model_copy(update={"pickup_window": (lo, 5 * (-(-arrive // 5)))})
+                t = max(arrive, lo)
+            else:
+                if arrive > r.latest_dropoff:
+                    r = r.model_copy(update={"latest_dropoff": 5 * (-(-arrive // 5))})
+                t = arrive
+            by_id[pid], here = r, there
+    return [by_id[r.passenger_id] for r in requests]
 
 
 def generate_p3(size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None) -> P3Instance:
@@ -230,9 +283,10 @@ def generate_p3_with_plan(
 def generate_p4(size: Size = "small", seed: int = 0, name: str | None = None, **counts: int | None) -> P4Instance:
     """Draw a ride-sharing instance with disruptions; the same seed gives the same instance.
 
-    The disruptions are drawn first and the hidden plan behind the requests is driven
-    *through* them, so every generated instance can serve all its requests even with the
-    disruptions (though not necessarily with a plan made before they were known). ``counts``
+    The disruptions are aimed at the requests' rides, and the windows widened so that the
+    hidden plan behind the requests stays on time *through* them: every generated instance
+    can serve all its requests even with the disruptions (though not necessarily with a plan
+    made before they were known). ``counts``
     as for :func:`generate_p3`.
     """
     return generate_p4_with_plan(size, seed, name, **counts)[0]
@@ -259,13 +313,13 @@ def _generate(
     n_locations, n_vehicles, n_requests = (counts.get(k) for k in COUNT_KEYS)
     rng = np.random.default_rng([problem, seed, list(SIZE_TARGETS).index(size)])
     names, coords, roads = draw_city(rng, size, n_locations)
+    vehicles, requests, hidden = plant_requests(
+        rng, size, names, roads, (), START_TIME, n_vehicles=n_vehicles, n_requests=n_requests
+    )
     disruptions: list[Disruption] = []
     if problem == 4:
-        span = {"small": 150, "medium": 240, "large": 300}[size]
-        disruptions = draw_disruptions(rng, size, names, START_TIME + 30, START_TIME + span)
-    vehicles, requests, hidden = plant_requests(
-        rng, size, names, roads, tuple(disruptions), START_TIME, n_vehicles=n_vehicles, n_requests=n_requests
-    )
+        disruptions = aim_disruptions(rng, size, names, requests, START_TIME + 30)
+        requests = fit_through(names, roads, vehicles, requests, hidden, disruptions)
     fields = {
         "name": name or f"p{problem}_{size}_seed{seed}",
         "size": size,

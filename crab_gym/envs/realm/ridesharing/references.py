@@ -21,14 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
+from crab_gym.envs.realm.ridesharing.best_known import SEARCH, best_known, solo_plan
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import SOLVER, solve_p3
-from crab_gym.envs.realm.ridesharing.oracle_disruptions import (
-    RESOLVE_SOLUTION_LIMIT,
-    RESOLVE_TIME_GUARD,
-    adaptive_from_state,
-    best_reference,
-)
+from crab_gym.envs.realm.ridesharing.oracle import solve_p3
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import RESOLVE_TIME_GUARD, adaptation_yardstick
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
 ON_DEMAND_SOLUTION_LIMIT = 300
@@ -98,27 +94,34 @@ class FacedSchedule:
         return fp if self.own else f"{fp}-{schedule_key(self.schedule)}"
 
 
+def p4_initial(instance: P3Instance) -> dict[str, Any]:
+    """The undisrupted P3 plan a P4 reference starts from: the deterministic on-demand P3
+    solve of the instance without its disruptions (the same settings offline and on demand)."""
+    p3 = p3_reference(instance).to_dict()
+    return {**{k: p3[k] for k in INITIAL_KEYS if k in p3}, "plan": p3["plan"]["assignments"]}
+
+
 def p4_record(
     instance: P3Instance, initial: dict[str, Any], schedule: Sequence[Any] | None = None
 ) -> dict[str, Any]:
-    """The P4 reference record facing ``schedule`` (default: the instance's own): the better of
-    the adaptive oracle, starting from the ``initial`` P3 record's plan, and the greedy policy."""
-    res, policy = best_reference(instance, initial["plan"], schedule)
+    """The P4 reference record facing ``schedule`` (default: the instance's own): the best
+    plan known (:func:`~crab_gym.envs.realm.ridesharing.best_known.best_known`), starting from
+    the ``initial`` P3 record's plan; the adaptive oracle's own value and plan stay in
+    ``adaptive_oracle_value`` / ``adaptive_oracle_plan``."""
+    if schedule is None:
+        schedule = list(getattr(instance, "disruptions", []))
+    solo = solo_reference(instance, schedule)
+    found = best_known(instance, initial["plan"], schedule, solo.get("plan"))
     return {
-        "value": res.cost,
-        "policy": policy,
-        "travel": res.travel,
-        "served": res.served,
-        "feasible": res.feasible,
-        "plan": res.plan,
-        "status": "ADAPTIVE(" + initial["status"] + ")",
-        "time_limit_s": initial["time_limit_s"],
+        **found,
+        "status": ("OPTIMAL" if found["proven_optimal"] else "FEASIBLE") if found["feasible"] else "INFEASIBLE",
+        "bound": found["value"] if found["proven_optimal"] else None,
+        "time_limit_s": None,
         "workers": 1,
-        "solver": SOLVER + " + deterministic re-solve at each disruption",
-        "resolve_solution_limit": RESOLVE_SOLUTION_LIMIT,
+        "solver": SEARCH,
         "resolve_time_guard_s": RESOLVE_TIME_GUARD,
-        "resolves": res.resolves,
         "initial": initial,
+        "solo_value": solo["value"],
     }
 
 
@@ -126,17 +129,16 @@ def _solve_p4(faced: FacedSchedule) -> dict[str, Any]:
     inst = faced.instance
     shipped = shipped_references("p4").get(inst.name)
     if shipped is not None and shipped.get("fingerprint") == inst.fingerprint():
-        initial = shipped["initial"]
+        initial = {k: shipped["initial"][k] for k in INITIAL_KEYS if k in shipped["initial"]}
     else:
-        p3 = p3_reference(inst).to_dict()
-        initial = {**p3, "plan": p3["plan"]["assignments"]}
-    return p4_record(inst, {k: initial[k] for k in INITIAL_KEYS if k in initial}, faced.schedule)
+        initial = p4_initial(inst)
+    return p4_record(inst, initial, faced.schedule)
 
 
 def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) -> Reference:
-    """The P4 reference facing ``schedule`` (default: the instance's own disruptions): the
-    better of the adaptive oracle (the P3 plan, re-solved at each disruption) and the greedy
-    policy. Shipped for a shipped instance facing its own schedule, else cached or solved now."""
+    """The P4 reference facing ``schedule`` (default: the instance's own disruptions): the best
+    plan known (see :func:`p4_record`). Shipped for a shipped instance facing its own
+    schedule, else cached or solved now (at the end of an episode)."""
     own = list(getattr(instance, "disruptions", []))
     faced = FacedSchedule(instance, tuple(own if schedule is None else schedule))
     return _submittable(stored_reference("p4", faced, INSTANCE_DIRS["p4"], _solve_p4))
@@ -145,12 +147,14 @@ def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) ->
 def adaptation_reference(
     snapshot: Any, schedule: Sequence[Any], keep: dict[int, list[int]] | None = None
 ) -> dict[str, Any]:
-    """The adaptive oracle taking over from an episode's state at its first disruption.
+    """The adaptation yardstick from an episode's state at its first disruption: the better
+    of the adaptive oracle's re-solve and keeping ``keep``, the rest of the plan the episode
+    was following then (a submitted plan), both simulated from that state
+    (:func:`~crab_gym.envs.realm.ridesharing.oracle_disruptions.adaptation_yardstick`).
 
     ``snapshot`` is a :class:`~crab_gym.envs.realm.ridesharing.sim.RideSim` copy; ``schedule``
-    the disruptions still to come after it (as scheduled or injected); ``keep`` the rest of
-    the plan the episode was following then (a submitted plan), which the oracle may keep.
-    Kept in memory (it depends on the episode's own state, so it is rarely met again).
+    the disruptions still to come after it (as scheduled or injected). Kept in memory (it
+    depends on the episode's own state, so it is rarely met again).
     """
     sim = snapshot.copy()
     sim.pending = sorted(schedule, key=lambda d: d.start)
@@ -167,9 +171,39 @@ def adaptation_reference(
     key = "adapt-" + sim.inst.fingerprint() + "-" + hashlib.sha256(state.encode()).hexdigest()[:16]
     if key in _ADAPTATIONS:
         return _ADAPTATIONS[key]
-    res = adaptive_from_state(sim, keep)
-    out = {"value": res.cost, "plan": res.plan, "feasible": res.feasible, "resolves": res.resolves}
+    res, which = adaptation_yardstick(sim, keep)
+    out = {"value": res.cost, "plan": res.plan, "feasible": res.feasible, "resolves": res.resolves, "policy": which}
     if len(_ADAPTATIONS) > 10_000:
         _ADAPTATIONS.clear()
     _ADAPTATIONS[key] = out
     return out
+
+
+def _solo_shipped(problem: str) -> dict[str, dict[str, Any]]:
+    """The shipped one-vehicle records (``instances/<problem>/solo.json``) by instance name."""
+    path = INSTANCE_DIRS[problem] / "solo.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+#: A folder with no ``references.json``: :func:`stored_reference` then only caches (the
+#: shipped one-vehicle records are read from ``solo.json`` by :func:`solo_reference`).
+_NO_SHIPPED = INSTANCE_DIRS["p3"] / "no-shipped-records"
+
+
+def solo_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) -> dict[str, Any]:
+    """The best plan known in which one vehicle does all the work, facing ``schedule`` (None
+    or empty: undisrupted, the P3 problem): the coordination metric's no-teamwork baseline.
+    Shipped (``solo.json``, same name and fingerprint), else cached on disk, else solved now
+    (:func:`~crab_gym.envs.realm.ridesharing.best_known.solo_plan`)."""
+    schedule = tuple(schedule or ())
+    if schedule:
+        key: Any = FacedSchedule(instance, schedule)
+        problem = "p4"
+    else:
+        key, problem = _plain(instance), "p3"
+    fp = key.fingerprint()
+    shipped = _solo_shipped(problem).get(instance.name)
+    if shipped is not None and shipped.get("fingerprint") == fp:
+        return dict(shipped)
+    ref = stored_reference(f"{problem}-solo", key, _NO_SHIPPED, lambda k: solo_plan(k.instance if schedule else k, schedule))
+    return {**ref.to_dict(), **dict(ref.extra)}
