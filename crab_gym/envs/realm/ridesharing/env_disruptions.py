@@ -132,7 +132,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
 
     | argument | meaning |
     |---|---|
-    | ``adaptation_reference`` | ``"resolve"`` (default): the re-solve from the episode's own state, as above; ``"oracle"``: the precomputed P4 reference's value (no solver call at the end of an episode) |
+    | ``adaptation_reference`` | ``"deferred"`` (default): the re-solve from the episode's own state, as above, run by ``finish_adaptation()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the same, inside the last ``step()``; ``"oracle"``: the stored adaptive oracle's value (``reference.extra["adaptive_oracle_value"]``; no solver call at the end of an episode) |
 
     ## Version History
 
@@ -159,7 +159,7 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         instance: str | Path | dict | P3Instance | None = None,
         *,
         generator: dict | None = None,
-        adaptation_reference: Literal["resolve", "oracle"] = "resolve",
+        adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
@@ -314,8 +314,11 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         if self._snapshot is None:
             adaptation = NOT_APPLICABLE  # no disruption struck before the episode ended
         elif self.adaptation_mode == "oracle":
-            ref_value = metrics["reference_cost"]
+            ref = self.reference
+            ref_value = float(ref.extra.get("adaptive_oracle_value", ref.value))
             adaptation = optimality_ratio(ref_value, cost, feasible)
+        elif self._defer_adaptation():
+            adaptation = NOT_APPLICABLE  # finish_adaptation() solves it
         else:
             schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)
             ref_value = float(adaptation_reference(self._snapshot, schedule, self._snapshot_keep)["value"])
