@@ -91,8 +91,11 @@ class WeddingDisruptionEnv(WeddingEnv):
 
     Those of Realm-P5-v0 (shipped ``p8_*`` names, default ``"p8_small_00"``; P8 or P5 files and
     instances, a P5 one running without disruptions; ``generator`` draws P8 instances), plus
-    ``adaptation_reference``: ``"resolve"`` (default, as above) or ``"oracle"`` (the P8
-    reference's value; no solver call at the end of an episode).
+    ``adaptation_reference``: ``"deferred"`` (default: the re-solve above, run by
+    ``finish_adaptation()`` after the episode -- the evaluation runner calls it; the last
+    ``info["metrics"]`` says ``adaptation_pending`` -- never inside ``step()``), ``"resolve"``
+    (the same, inside the last ``step()``) or ``"oracle"`` (the P8 reference's value; no solver
+    call at the end of an episode).
 
     ## Version History
 
@@ -107,7 +110,7 @@ class WeddingDisruptionEnv(WeddingEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
-        adaptation_reference: Literal["resolve", "oracle"] = "resolve", **options: Any,
+        adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
@@ -247,6 +250,8 @@ class WeddingDisruptionEnv(WeddingEnv):
         elif self.adaptation_mode == "oracle":
             ref_value = metrics["reference_cost"]
             adaptation = optimality_ratio(ref_value, cost, feasible)
+        elif self._defer_adaptation():
+            adaptation = NOT_APPLICABLE  # finish_adaptation() solves it
         else:
             schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)
             ref_value = float(adaptation_value(self._snapshot, schedule, self._snapshot_keep))

@@ -19,6 +19,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
+from crab_gym.envs.realm.common.cp_sat import new_solver
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 
 #: Deterministic seconds of search per size class (CP-SAT's ``max_deterministic_time``).
@@ -177,11 +178,8 @@ def solve_cpsat(
     c = build_model(inst)
     if hint is not None:
         add_hint(c, hint, inst.venue_code)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_deterministic_time = limit
-    solver.parameters.random_seed = 0
-    solver.parameters.fix_variables_to_their_hinted_value = bool(fix_hint)
+    solver = new_solver(None, 1, max_deterministic_time=limit, random_seed=0,
+                        fix_variables_to_their_hinted_value=bool(fix_hint))
     code = solver.Solve(c.model)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
