@@ -35,11 +35,7 @@ PAGE_TIMEOUT_S = 150
 PARALLEL_PAGES = 2
 
 #: (page, example index) -> why it fails. For the lead to empty: each entry is a strict xfail.
-KNOWN_BROKEN: dict[tuple[str, int], str] = {
-    ("docs/p3_p4.md", 0): "InstanceFormatError: gym.make('Realm-P4-v0', instance='my/realm/p4_instance_001.json'), a file no reader has",
-    ("docs/p5_p8.md", 0): "ResetNeeded: env.step() before env.reset() (and the plan names a guest and an errand p5_medium_01 lacks)",
-    ("docs/p6_p9.md", 0): "InstanceFormatError: gym.make('Realm-P9-v0', instance='my/REALM-Bench/.../p9_instance_001.json'), a file no reader has",
-}
+KNOWN_BROKEN: dict[tuple[str, int], str] = {}
 
 #: Examples that start a real X desktop: on a machine without its Debian packages they must fail
 #: with MissingSystemPackageError, and are skipped then (CI installs the packages).
