@@ -327,24 +327,23 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
+def _whole_number(text: str, least: int, rule: str) -> int:
+    """``text`` as an int of at least ``least``; else the argparse error that says ``rule``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more (seeds are non-negative), got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return value
+
+
+def _seed(text: str) -> int:
+    return _whole_number(text, 0, "must be 0 or more (seeds are non-negative)")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _whole_number(text, 1, "must be at least 1")
 
 
 def build_parser() -> argparse.ArgumentParser:

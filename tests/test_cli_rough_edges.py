@@ -26,20 +26,12 @@ from crab_gym.core.benchmark import Benchmark
 from crab_gym.core.episode_store import EpisodeStore
 from crab_gym.core.report import BenchmarkReport
 from tests.core.toy_env import LampsEnv
+from tests.test_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 P11 = ["run", "--env", "Realm-P11-v0", "--policy", "spt", "--episodes", "1", "--quiet"]
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path / "cache"))
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def assert_one_line(code: int, out: str, err: str, *fragments: str) -> None:
