@@ -30,6 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.wrappers.discrete import DiscreteActions
 
 #: A wrapper factory applied between ``gym.make`` and ``DiscreteActions``.
@@ -327,7 +328,7 @@ def evaluate_masked(
                     "steps": steps,
                     "invalid": invalid,
                     "terminated": bool(terminated),
-                    "metrics": dict(info.get("metrics", {}) or {}),
+                    "metrics": finished_metrics(play, info),  # deferred adaptation solved here
                 }
             )
     finally:

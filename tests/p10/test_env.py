@@ -7,6 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from crab_gym.baselines.oracle_policy import OraclePolicy
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.disruptions import DisruptiveEnv, InvalidDisruptionError
 from crab_gym.envs.realm.supply_chain.env import LEVELS, SupplyChainEnv
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
@@ -25,7 +26,7 @@ def play(env, choose, max_steps=2000):
         assert info["valid"], info["error"]
         total += reward
         if terminated:
-            return total, info
+            return total, {**info, "metrics": finished_metrics(env, info)}  # the runner's metrics
     raise AssertionError("the episode did not end")
 
 

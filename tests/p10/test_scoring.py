@@ -10,6 +10,7 @@ import pickle
 
 import pytest
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
 from crab_gym.envs.realm.supply_chain.env import SupplyChainEnv, _adaptation_score
@@ -28,7 +29,7 @@ def submit_until_done(env, call):
         _, _, terminated, _, info = env.step(call)
         assert info["valid"], info["error"]
         if terminated:
-            return info
+            return {**info, "metrics": finished_metrics(env, info)}  # the runner's metrics
 
 
 @pytest.mark.parametrize("name", ["p10_small_00", "p10_small_01", "p10_medium_00", "p10_large_00", "p10_large_03"])
