@@ -110,7 +110,9 @@ def test_clipped_text_matches_the_unclipped_part():
 
 def test_helpers():
     assert abbreviate("language_center", 11) == "LANG CENTER"
-    assert abbreviate("dormitory_north", 11) == "DORMI NORTH"
+    assert abbreviate("dormitory_north", 11) == "DORM NORTH"
+    assert abbreviate("swimming_pool", 11) == "SWIM POOL"  # was "SWIMMI POOL"
+    assert abbreviate("botanical_garden", 11) == "BOT GARDEN"
     assert abbreviate("entrance", 11) == "ENTRANCE"
     assert all(len(abbreviate(n, 10)) <= 10 for n in ("international_office", "a_b_c_d_e_f", "x" * 30))
     assert short_id("group12") == "G12" and short_id("v1") == "V1" and short_id("alpha") == "ALPHA"

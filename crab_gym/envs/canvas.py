@@ -229,20 +229,44 @@ class Canvas:
         return self.pixels.copy()
 
 
+def _first_syllable(word: str) -> str:
+    """The word up to the end of its first syllable, as people shorten a word: the first
+    vowels and the one or two consonants after them (a doubled one once): SWIMMING -> SWIM,
+    BOTANICAL -> BOT, DORMITORY -> DORM, ENGINEERING -> ENG, LANGUAGE -> LANG."""
+    vowels = "AEIOUY"
+    i = 0
+    while i < len(word) and word[i] not in vowels:
+        i += 1
+    start = i
+    while i < len(word) and word[i] in vowels:
+        i += 1
+    if i - start > 1:  # two vowels in a row start a new syllable: SCIENCE -> SCI
+        return word[: start + 1]
+    end = i
+    while end < len(word) and end - i < 2 and word[end] not in vowels:
+        if end > i and word[end] == word[end - 1]:
+            break
+        end += 1
+    return word[: max(end, 1)]
+
+
 def abbreviate(name: str, max_chars: int) -> str:
     """A short upper-case label for a place name: underscores become spaces; if it is too
-    long, leading words are cut (the last word is kept whole while it fits), e.g.
-    ``abbreviate("language_center", 11) == "LANG CENTER"``."""
+    long, leading words are shortened to their first syllable (the last word is kept whole
+    while it fits), then cut, e.g. ``abbreviate("swimming_pool", 11) == "SWIM POOL"``."""
     words = name.replace("_", " ").replace("-", " ").upper().split()
     full = " ".join(words)
     if len(full) <= max_chars or not words:
         return full[:max_chars]
     if len(words) > 1:
+        syllables = " ".join([_first_syllable(w) for w in words[:-1]] + [words[-1]])
+        if len(syllables) <= max_chars:
+            return syllables
         last = words[-1]
         room = max_chars - len(last) - (len(words) - 1)  # letters left for the leading words
         if room >= 2 * (len(words) - 1):
             share = room // (len(words) - 1)
-            return " ".join([w[:share] for w in words[:-1]] + [last])
+            return " ".join([_first_syllable(w)[:share] for w in words[:-1]] + [last])
         for k in range(max_chars, 0, -1):  # cut every word to k letters
             short = " ".join(w[:k] for w in words)
             if len(short) <= max_chars:
