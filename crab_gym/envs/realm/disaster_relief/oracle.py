@@ -220,7 +220,7 @@ def _add_hint(m: cp_model.CpModel, inst: P7Instance, x: dict, q: dict, caps: dic
         if (trip["depart"] - inst.start) % slot == 0:
             planned[v, r, (trip["depart"] - inst.start) // slot] = dict(trip["load"])
     for key, lit in x.items():
-        m.AddHint(lit, key in planned)
+        m.AddHint(lit, int(key in planned))  # an int: OR-Tools 9.8 refuses a bool here
     for (v, r, t, k), var in q.items():
         m.AddHint(var, min(caps[v, r, t, k], planned.get((v, r, t), {}).get(k, 0)))
 
