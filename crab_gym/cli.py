@@ -73,11 +73,6 @@ def _message(exc: BaseException) -> str:
     return _one_line(str(exc) or type(exc).__name__)
 
 
-def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """A hint naming the closest choice: the same word in another case first (``SPT``)."""
-    return did_you_mean(word, choices)
-
-
 # ====================================================================== list
 def cmd_list(args: argparse.Namespace) -> int:
     print("envs:")
@@ -157,12 +152,12 @@ def _check_names(env_ids: Sequence[str], policies: Sequence[str], specs: dict[st
         _import_env_module(env_id)
         if env_id.split(":", 1)[-1] not in gym.registry:
             raise UsageError(
-                f"unknown env id {env_id!r}{_did_you_mean(env_id, list(gym.registry))}; "
+                f"unknown env id {env_id!r}{did_you_mean(env_id, list(gym.registry))}; "
                 "`crab-gym list` shows them all"
             )
     unknown = [p for p in policies if p not in specs]
     if unknown:
-        hints = "".join(_did_you_mean(p, list(specs)) for p in unknown)
+        hints = "".join(did_you_mean(p, list(specs)) for p in unknown)
         raise UsageError(f"unknown policy {', '.join(map(repr, unknown))}{hints}; available: {', '.join(specs)}")
 
 

@@ -2,7 +2,7 @@
 
 ``gym.make(id, tsk="x")`` would otherwise end in Python's bare "unexpected keyword argument",
 re-raised by Gymnasium as "... was raised from the environment creator". Used by the desktop
-env; the REALM envs have the same check in ``realm.common.env.checked_init``.
+env; the REALM envs' ``realm.common.env.checked_init`` builds its messages from the same parts.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
@@ -20,6 +20,13 @@ def did_you_mean(word: Any, choices: Iterable[str]) -> str:
     same_case = [c for c in choices if c.lower() == str(word).lower()]
     close = same_case or difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_keys_message(what: str, unknown: Sequence[Any], valid: Sequence[str], noun: str = "keys") -> str:
+    """``unknown generator option 'sise' (did you mean 'size'?); valid keys: n_targets, size``."""
+    named = ", ".join(f"{k!r}{did_you_mean(k, valid)}" for k in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    return f"unknown {what}{plural} {named}; valid {noun}: {', '.join(valid)}"
 
 
 def checked_keywords(label: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -36,9 +43,7 @@ def checked_keywords(label: str) -> Callable[[Callable[..., None]], Callable[...
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
             unknown = [] if takes_any else [k for k in kwargs if k not in keywords]
             if unknown:
-                named = ", ".join(f"{k!r}{did_you_mean(k, keywords)}" for k in unknown)
-                raise TypeError(f"{label}: unknown keyword{'s' if len(unknown) > 1 else ''} {named}; "
-                                f"valid keywords: {', '.join(keywords)}")
+                raise TypeError(f"{label}: " + unknown_keys_message("keyword", unknown, keywords, noun="keywords"))
             init(self, *args, **kwargs)
 
         return wrapper

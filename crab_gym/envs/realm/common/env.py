@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import os
@@ -22,6 +21,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 
+from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F401 - re-exported
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
@@ -70,19 +70,6 @@ def draw_seed(rng: np.random.Generator) -> int:
 
 
 # ====================================================================== argument checks
-def did_you_mean(word: Any, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the nearest choice, or ``""`` when none is close."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def unknown_keys_message(what: str, unknown: Sequence[Any], valid: Sequence[str], noun: str = "keys") -> str:
-    """``unknown generator option 'sise' (did you mean 'size'?); valid keys: n_targets, size``."""
-    named = ", ".join(f"{k!r}{did_you_mean(k, valid)}" for k in unknown)
-    plural = "s" if len(unknown) > 1 else ""
-    return f"unknown {what}{plural} {named}; valid {noun}: {', '.join(valid)}"
-
-
 def check_option_keys(what: str, options: Mapping[Any, Any], valid: Sequence[str]) -> None:
     """Raise ValueError naming the valid keys if ``options`` has any other key."""
     unknown = [k for k in options if k not in valid]
