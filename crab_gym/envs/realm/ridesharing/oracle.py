@@ -89,7 +89,7 @@ class _Model:
     node_stop: list[int]
 
 
-def _build(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle], waiting: list[int]) -> _Model:
+def build_model(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle], waiting: list[int]) -> _Model:
     reqs = instance.requests
     index = instance.index
     nv = len(vehicles)
@@ -161,7 +161,7 @@ def _build(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle]
     return _Model(routing, manager, node_stop)
 
 
-def _solve_once(
+def solve_once(
     model: _Model, vehicles: list[DarpVehicle], first: str, meta: str, time_limit: float, solution_limit: int | None
 ) -> tuple[dict[int, list[int]] | None, int | None, str]:
     routing, manager = model.routing, model.manager
@@ -234,8 +234,8 @@ def solve_darp(
         if len(waiting) >= 3:
             attempts.append(("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", solution_limit))
     for first, meta, limit in attempts:
-        model = _build(instance, matrix, vehicles, waiting)
-        found = _solve_once(model, vehicles, first, meta, time_limit, limit)
+        model = build_model(instance, matrix, vehicles, waiting)
+        found = solve_once(model, vehicles, first, meta, time_limit, limit)
         if found[0] is not None and (best[1] is None or found[1] < best[1]):
             best = found
         elif best[0] is None:

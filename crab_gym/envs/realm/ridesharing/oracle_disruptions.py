@@ -30,9 +30,13 @@ from typing import Any
 
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_completion
 from crab_gym.envs.realm.ridesharing.model import P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import DETERMINISTIC_STARTS, DarpResult, DarpVehicle
-from crab_gym.envs.realm.ridesharing.oracle import _build as build_model
-from crab_gym.envs.realm.ridesharing.oracle import _solve_once as solve_once
+from crab_gym.envs.realm.ridesharing.oracle import (
+    DETERMINISTIC_STARTS,
+    DarpResult,
+    DarpVehicle,
+    build_model,
+    solve_once,
+)
 from crab_gym.envs.realm.ridesharing.sim import WAITING, RideSim, plan_codes
 
 #: The re-solve search: greedy descent (it stops at a local optimum by itself) from each
