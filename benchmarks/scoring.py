@@ -59,10 +59,7 @@ def yardstick(env_id: str) -> Yardstick:
 
 
 def row(env_id: str, report: ScoringReport, stick: Yardstick, seconds: float) -> list[str]:
-    means = [report.mean_optimality(label) for label in DISCRIMINATION_ORDER]
-    cells = ["n/a" if m is None else f"{m:.3f}" for m in means]
-    verdict = "kept" if report.ok else f"{sum(report.kinds().values())} broken"
-    return [env_id, *cells, *stick.cells(), verdict, f"{seconds:.0f}"]
+    return [env_id, *report.mean_cells(), *stick.cells(), report.verdict(), f"{seconds:.0f}"]
 
 
 def main(argv: list[str] | None = None) -> int:

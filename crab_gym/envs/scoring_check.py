@@ -143,18 +143,18 @@ class ScoringReport:
                 out[o.label] = out.get(o.label, 0) + 1
         return out
 
-    def row(self) -> str:
-        means = " ".join(f"{label} {_fmt(self.mean_optimality(label))}" for label in DISCRIMINATION_ORDER)
-        verdict = "ok" if self.ok else f"{sum(self._kinds.values())} failure(s) of {len(self._kinds)} kind(s)"
-        return f"{self.env_id:<14} {len(self.instances):>3} instances  {means}  {verdict}"
+    def mean_cells(self) -> list[str]:
+        """The mean optimality of each role in :data:`DISCRIMINATION_ORDER`, as table cells."""
+        means = [self.mean_optimality(label) for label in DISCRIMINATION_ORDER]
+        return ["n/a" if m is None else f"{m:.3f}" for m in means]
+
+    def verdict(self) -> str:
+        """``kept``, or how many promises broke."""
+        return "kept" if self.ok else f"{sum(self._kinds.values())} broken"
 
 
 #: The roles whose mean optimality must rise in this order.
 DISCRIMINATION_ORDER = ("do-nothing", "random", "greedy", "oracle")
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 # ====================================================================== playing plans

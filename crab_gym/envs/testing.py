@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from crab_gym.core.spaces import short_repr
 from crab_gym.envs.registration import realm_ids, register_envs
-from crab_gym.envs.scoring_check import DISCRIMINATION_ORDER, ScoringReport, check_scoring  # noqa: F401 - re-exported
+from crab_gym.envs.scoring_check import ScoringReport, check_scoring  # noqa: F401 - re-exported
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
@@ -487,10 +487,8 @@ def scoring_main(ids: list[str], seed: int, tries: int, generated: int = 0) -> i
     failed = False
     for env_id in ids:
         report = check_scoring(env_id, seed=seed, search_tries=tries, generated=generated)
-        means = [report.mean_optimality(label) for label in DISCRIMINATION_ORDER]
-        cells = " | ".join("n/a" if m is None else f"{m:.3f}" for m in means)
-        verdict = "kept" if report.ok else f"{sum(report.kinds().values())} broken"
-        print(f"| {env_id} | {len(report.instances)} | {cells} | {verdict} |", flush=True)
+        cells = " | ".join(report.mean_cells())
+        print(f"| {env_id} | {len(report.instances)} | {cells} | {report.verdict()} |", flush=True)
         for kind, count in report.kinds().items():
             print(f"{env_id}: {count} x {kind}", file=sys.stderr)
         failed |= not report.ok
