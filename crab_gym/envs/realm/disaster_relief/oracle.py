@@ -173,6 +173,27 @@ def solve_p7(
             m.Add(c_late <= late0[r][k] + sum(arrive_late))
             m.Add(c_on + c_late <= need)
             points.append(reg.weight * (2 * need - 2 * c_on - c_late))
+    _add_stock(m, inst, state, known, q)
+    m.Minimize(K * sum(points) + sum(minutes_terms))
+    if hint is not None:
+        _add_hint(m, inst, x, q, caps, hint)
+    solver = new_solver(limit * WALL_GUARD, 1, random_seed=0, max_deterministic_time=limit)
+    code = solver.Solve(m)
+    status = solver.StatusName(code)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return OracleResult(None, status, None, list(state.trips), limit,
+                            deterministic_time=solver.ResponseProto().deterministic_time)
+    trips = list(state.trips) + _new_trips(solver, inst, x, q)
+    # the kept trips' credit is inside c_on / c_late; only their minutes are outside the model
+    value = float(round(solver.ObjectiveValue())) + fixed_minutes
+    bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
+    return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+
+
+def _add_stock(m: cp_model.CpModel, inst: P7Instance, state: ReliefState, known: Sequence[Any], q: dict) -> None:
+    """Stock: what leaves the base never exceeds what is there, shortages included (each
+    destroys ``floor(left * p / q)`` of what is left when it strikes, modelled exactly)."""
+    slot = inst.slot_minutes
     for k in RESOURCES:
         shipped = [(t, var) for (v, r, t, kk), var in q.items() if kk == k]
         if not shipped:
@@ -190,25 +211,17 @@ def solve_p7(
             m.Add(p * left <= q_ * lost + q_ - 1)
             lost_total.append(lost)
         m.Add(sum(var for _, var in shipped) + sum(lost_total) <= have)
-    m.Minimize(K * sum(points) + sum(minutes_terms))
-    if hint is not None:
-        _add_hint(m, inst, x, q, caps, hint)
-    solver = new_solver(limit * WALL_GUARD, 1, random_seed=0, max_deterministic_time=limit)
-    code = solver.Solve(m)
-    status = solver.StatusName(code)
-    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return OracleResult(None, status, None, list(state.trips), limit,
-                            deterministic_time=solver.ResponseProto().deterministic_time)
-    trips = list(state.trips)
+
+
+def _new_trips(solver: cp_model.CpSolver, inst: P7Instance, x: dict, q: dict) -> list[dict[str, Any]]:
+    """The trips the solution makes, by departure (then vehicle, region)."""
+    trips = []
     for (v, r, t), lit in sorted(x.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
         if solver.Value(lit):
             load = {k: int(solver.Value(q[v, r, t, k])) for k in RESOURCES if (v, r, t, k) in q}
             trips.append({"vehicle": inst.vehicle_ids[v], "region": inst.region_ids[r],
-                          "load": {k: n for k, n in load.items() if n > 0}, "depart": inst.start + t * slot})
-    # the kept trips' credit is inside c_on / c_late; only their minutes are outside the model
-    value = float(round(solver.ObjectiveValue())) + fixed_minutes
-    bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
-    return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+                          "load": {k: n for k, n in load.items() if n > 0}, "depart": inst.start + t * inst.slot_minutes})
+    return trips
 
 
 def _add_hint(m: cp_model.CpModel, inst: P7Instance, x: dict, q: dict, caps: dict, hint: Mapping[str, Any]) -> None:

@@ -70,6 +70,38 @@ def _draw(rng: np.random.Generator, lo_hi: tuple[int, int]) -> int:
     return int(rng.integers(lo_hi[0], lo_hi[1] + 1))
 
 
+def _suppliers(rng: np.random.Generator, comps: list[Component], leads: list[int], regions: list[tuple[str, float]],
+               demand: int, due: int, last_start: int) -> list[Supplier]:
+    """The suppliers: per component a daily capacity around what the demand needs over its
+    ordering days (the cheapest, first, short of it; one sole supplier with room)."""
+    suppliers = []
+    for s, (region, mult) in enumerate(regions):
+        caps = {}
+        for comp in comps:
+            last = comp.deadline if comp.deadline is not None and comp.late_penalty is None else due
+            order_days = max(1, min(last, last_start) - leads[s] + 1)
+            per_day = comp.bom * demand / order_days
+            share = rng.uniform(0.45, 0.7) if s == 0 else rng.uniform(0.9, 1.3)
+            if len(regions) == 1:
+                share = 1.6
+            caps[comp.name] = max(1, math.ceil(per_day * share))
+        suppliers.append(Supplier(supplier_id=f"supplier{s + 1}", location=region, lead_time=leads[s],
+                                  cost_multiplier=mult, capacity=caps))
+    return suppliers
+
+
+def _facilities(rng: np.random.Generator, demand: int, span: int, down: int) -> list[Facility]:
+    """One facility per stage, with room for the demand over the days it can work (assembly
+    loses the breakdown's days)."""
+    facilities = []
+    for k, stage in enumerate(STAGES):
+        usable = max(1, span - (down if k == 0 else 0))
+        cap = math.ceil(demand / usable * rng.uniform(2.0, 2.5))
+        facilities.append(Facility(facility_id=stage, location="usa", capacity=cap,
+                                   cost_per_unit=_draw(rng, STAGE_COSTS[k])))
+    return facilities
+
+
 def generate_p10(
     size: Size = "small",
     seed: int = 0,
@@ -130,27 +162,8 @@ def generate_p10(
     down = min(down, max(1, span - 2))
     down_start = int(rng.integers(first_assembly, max(first_assembly + 1, first_assembly + (span - down) // 2 + 1)))
 
-    suppliers = []
-    for s in range(S):
-        caps = {}
-        for comp in comps:
-            last = comp.deadline if comp.deadline is not None and comp.late_penalty is None else due
-            order_days = max(1, min(last, last_start) - leads[s] + 1)
-            per_day = comp.bom * demand / order_days
-            share = rng.uniform(0.45, 0.7) if s == 0 else rng.uniform(0.9, 1.3)
-            if S == 1:
-                share = 1.6
-            caps[comp.name] = max(1, math.ceil(per_day * share))
-        region, mult = regions[s]
-        suppliers.append(Supplier(supplier_id=f"supplier{s + 1}", location=region, lead_time=leads[s],
-                                  cost_multiplier=mult, capacity=caps))
-
-    facilities = []
-    for k, stage in enumerate(STAGES):
-        usable = max(1, span - (down if k == 0 else 0))
-        cap = math.ceil(demand / usable * rng.uniform(2.0, 2.5))
-        facilities.append(Facility(facility_id=stage, location="usa", capacity=cap,
-                                   cost_per_unit=_draw(rng, STAGE_COSTS[k])))
+    suppliers = _suppliers(rng, comps, leads, regions, demand, due, last_start)
+    facilities = _facilities(rng, demand, span, down)
 
     unit_make = sum(f.cost_per_unit for f in facilities)
     cheap = sum(max(0, comp.bom * demand - comp.stock) * comp.price for comp in comps) + demand * unit_make
