@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -210,6 +210,54 @@ class _ObjectCodec(_Codec):
         return {name: codec.from_space(element[name]) for name, codec in self.fields.items()}
 
 
+def _int_codec(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
+    """An integer schema's codec; both bounds are required (a Discrete needs a size)."""
+    low = schema.get("minimum", None)
+    high = schema.get("maximum", None)
+    if "exclusiveMinimum" in schema:
+        low = int(math.floor(schema["exclusiveMinimum"])) + 1
+    if "exclusiveMaximum" in schema:
+        high = int(math.ceil(schema["exclusiveMaximum"])) - 1
+    if low is None or high is None:
+        raise UnsupportedParameterError(action, param, schema, "an integer needs both bounds (ge/le)")
+    low, high = int(math.ceil(low)), int(math.floor(high))
+    if high < low:
+        raise UnsupportedParameterError(action, param, schema, "empty integer range")
+    return _IntCodec(low, high)
+
+
+def _float_codec(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
+    """A number schema's codec; both bounds are required (a Box needs finite limits)."""
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if low is None or high is None:
+        raise UnsupportedParameterError(action, param, schema, "a number needs both bounds (ge/le)")
+    if "exclusiveMinimum" in schema:
+        low = math.nextafter(float(low), math.inf)
+    if "exclusiveMaximum" in schema:
+        high = math.nextafter(float(high), -math.inf)
+    return _FloatCodec(float(low), float(high))
+
+
+def _array_codec(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
+    """An array schema's codec, over the codec of its one item schema."""
+    items = schema.get("items")
+    if not isinstance(items, Mapping):
+        raise UnsupportedParameterError(action, param, schema, "an array needs one item schema")
+    item = _codec_for(items, action, f"{param}[]")
+    return _SequenceCodec(item, int(schema.get("minItems", 0)), schema.get("maxItems"))
+
+
+def _object_codec(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
+    """An object schema's codec, one codec a property; free keys have no fixed space."""
+    extra = schema.get("additionalProperties", False)
+    if extra not in (False, None):
+        raise UnsupportedParameterError(action, param, schema, "objects with free keys")
+    return _ObjectCodec(
+        {name: _codec_for(sub, action, f"{param}.{name}") for name, sub in schema["properties"].items()}
+    )
+
+
 def _codec_for(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
     """Build the codec for one parameter schema (recursively for arrays and objects)."""
     if "enum" in schema:
@@ -218,43 +266,15 @@ def _codec_for(schema: Mapping[str, Any], action: str, param: str) -> _Codec:
     if kind == "boolean":
         return _EnumCodec([False, True])
     if kind == "integer":
-        low = schema.get("minimum", None)
-        high = schema.get("maximum", None)
-        if "exclusiveMinimum" in schema:
-            low = int(math.floor(schema["exclusiveMinimum"])) + 1
-        if "exclusiveMaximum" in schema:
-            high = int(math.ceil(schema["exclusiveMaximum"])) - 1
-        if low is None or high is None:
-            raise UnsupportedParameterError(action, param, schema, "an integer needs both bounds (ge/le)")
-        low, high = int(math.ceil(low)), int(math.floor(high))
-        if high < low:
-            raise UnsupportedParameterError(action, param, schema, "empty integer range")
-        return _IntCodec(low, high)
+        return _int_codec(schema, action, param)
     if kind == "number":
-        low = schema.get("minimum", schema.get("exclusiveMinimum"))
-        high = schema.get("maximum", schema.get("exclusiveMaximum"))
-        if low is None or high is None:
-            raise UnsupportedParameterError(action, param, schema, "a number needs both bounds (ge/le)")
-        if "exclusiveMinimum" in schema:
-            low = math.nextafter(float(low), math.inf)
-        if "exclusiveMaximum" in schema:
-            high = math.nextafter(float(high), -math.inf)
-        return _FloatCodec(float(low), float(high))
+        return _float_codec(schema, action, param)
     if kind == "string":
         return _TextCodec(int(schema.get("minLength", 0)), int(schema.get("maxLength", 4096)))
     if kind == "array":
-        items = schema.get("items")
-        if not isinstance(items, Mapping):
-            raise UnsupportedParameterError(action, param, schema, "an array needs one item schema")
-        item = _codec_for(items, action, f"{param}[]")
-        return _SequenceCodec(item, int(schema.get("minItems", 0)), schema.get("maxItems"))
+        return _array_codec(schema, action, param)
     if kind == "object" and isinstance(schema.get("properties"), Mapping):
-        extra = schema.get("additionalProperties", False)
-        if extra not in (False, None):
-            raise UnsupportedParameterError(action, param, schema, "objects with free keys")
-        return _ObjectCodec(
-            {name: _codec_for(sub, action, f"{param}.{name}") for name, sub in schema["properties"].items()}
-        )
+        return _object_codec(schema, action, param)
     raise UnsupportedParameterError(action, param, schema, "unsupported type")
 
 
@@ -262,6 +282,88 @@ def short_repr(value: Any, limit: int = 80) -> str:
     """``repr`` cut to ``limit`` characters (error messages must stay one readable line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _outside_one_of(space: spaces.OneOf, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not an (action index, arguments) pair of ``space``, or its arguments' reason."""
+    if not (isinstance(x, tuple) and len(x) == 2):
+        return f"{where}expected an (action index, arguments) pair, got {short_repr(x)}"
+    index = x[0]
+    if isinstance(index, bool) or not isinstance(index, (int, np.int64)):
+        return f"{where}the action index must be an int, got {type(index).__name__} {short_repr(index)}"
+    if not 0 <= index < len(space.spaces):
+        return f"{where}action index {index} is out of range 0..{len(space.spaces) - 1}"
+    return explain_outside(space.spaces[int(index)], x[1], path)
+
+
+def _outside_dict(space: spaces.Dict, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not a dict of ``space``'s keys: the keys first, then the first bad value."""
+    if not isinstance(x, dict):
+        return f"{where}expected a dict of arguments, got {type(x).__name__}"
+    missing = [k for k in space.spaces if k not in x]
+    if missing:
+        return f"{where}missing key {missing[0]!r}"
+    extra = [k for k in x if k not in space.spaces]
+    if extra:
+        return f"{where}unexpected key {short_repr(extra[0])}; keys are {list(space.spaces)}"
+    for key, sub in space.spaces.items():
+        reason = explain_outside(sub, x[key], f"{path}.{key}" if path else str(key))
+        if reason:
+            return reason
+    return None
+
+
+def _outside_discrete(space: spaces.Discrete, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not in ``space``: not an integer, or out of its range."""
+    lo, hi = int(space.start), int(space.start) + int(space.n) - 1
+    integer = isinstance(x, int) or (
+        isinstance(x, (np.generic, np.ndarray)) and np.issubdtype(x.dtype, np.integer) and x.shape == ()
+    )
+    if not integer:
+        return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {short_repr(x)}"
+    return f"{where}{int(x)} is out of range {lo}..{hi}"
+
+
+def _outside_box(space: spaces.Box, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not in ``space``: type, shape, dtype, then the bounds."""
+    if not isinstance(x, np.ndarray):
+        return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {short_repr(x)}"
+    if x.shape != space.shape:
+        return f"{where}expected shape {space.shape}, got {x.shape}"
+    if not np.can_cast(x.dtype, space.dtype):
+        return f"{where}dtype {x.dtype} cannot be cast to {space.dtype}"
+    return f"{where}{short_repr(x.tolist())} is outside [{space.low.tolist()}, {space.high.tolist()}] (or not finite)"
+
+
+def _outside_text(space: spaces.Text, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not in ``space``: not a string, or its length is out of bounds."""
+    if not isinstance(x, str):
+        return f"{where}expected a string, got {type(x).__name__} {short_repr(x)}"
+    return f"{where}string length {len(x)} is outside {space.min_length}..{space.max_length}"
+
+
+def _outside_sequence(space: spaces.Sequence, x: Any, path: str, where: str) -> str | None:
+    """Why ``x`` is not in ``space``: not a tuple, a bad item, or (bounded) its length."""
+    if not isinstance(x, tuple):
+        return f"{where}expected a tuple, got {type(x).__name__}"
+    for i, item in enumerate(x):
+        reason = explain_outside(space.feature_space, item, f"{path}[{i}]")
+        if reason:
+            return reason
+    if isinstance(space, BoundedSequence):
+        return f"{where}length {len(x)} is outside {space.min_items}..{space.max_items}"
+    return None
+
+
+# The kinds of space ActionCodec builds, most specific first (BoundedSequence is a Sequence).
+_OUTSIDE: tuple[tuple[type[spaces.Space], Callable[..., str | None]], ...] = (
+    (spaces.OneOf, _outside_one_of),
+    (spaces.Dict, _outside_dict),
+    (spaces.Discrete, _outside_discrete),
+    (spaces.Box, _outside_box),
+    (spaces.Text, _outside_text),
+    (spaces.Sequence, _outside_sequence),
+)
 
 
 def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
@@ -276,58 +378,9 @@ def explain_outside(space: spaces.Space, x: Any, path: str) -> str | None:
     except Exception:  # noqa: BLE001
         pass
     where = f"{path}: " if path else ""
-    if isinstance(space, spaces.OneOf):
-        if not (isinstance(x, tuple) and len(x) == 2):
-            return f"{where}expected an (action index, arguments) pair, got {short_repr(x)}"
-        index = x[0]
-        if isinstance(index, bool) or not isinstance(index, (int, np.int64)):
-            return f"{where}the action index must be an int, got {type(index).__name__} {short_repr(index)}"
-        if not 0 <= index < len(space.spaces):
-            return f"{where}action index {index} is out of range 0..{len(space.spaces) - 1}"
-        return explain_outside(space.spaces[int(index)], x[1], path)
-    if isinstance(space, spaces.Dict):
-        if not isinstance(x, dict):
-            return f"{where}expected a dict of arguments, got {type(x).__name__}"
-        missing = [k for k in space.spaces if k not in x]
-        if missing:
-            return f"{where}missing key {missing[0]!r}"
-        extra = [k for k in x if k not in space.spaces]
-        if extra:
-            return f"{where}unexpected key {short_repr(extra[0])}; keys are {list(space.spaces)}"
-        for key, sub in space.spaces.items():
-            reason = explain_outside(sub, x[key], f"{path}.{key}" if path else str(key))
-            if reason:
-                return reason
-        return None
-    if isinstance(space, spaces.Discrete):
-        lo, hi = int(space.start), int(space.start) + int(space.n) - 1
-        integer = isinstance(x, int) or (
-            isinstance(x, (np.generic, np.ndarray)) and np.issubdtype(x.dtype, np.integer) and x.shape == ()
-        )
-        if not integer:
-            return f"{where}expected an integer in {lo}..{hi}, got {type(x).__name__} {short_repr(x)}"
-        return f"{where}{int(x)} is out of range {lo}..{hi}"
-    if isinstance(space, spaces.Box):
-        if not isinstance(x, np.ndarray):
-            return f"{where}expected a numpy array of shape {space.shape}, got {type(x).__name__} {short_repr(x)}"
-        if x.shape != space.shape:
-            return f"{where}expected shape {space.shape}, got {x.shape}"
-        if not np.can_cast(x.dtype, space.dtype):
-            return f"{where}dtype {x.dtype} cannot be cast to {space.dtype}"
-        return f"{where}{short_repr(x.tolist())} is outside [{space.low.tolist()}, {space.high.tolist()}] (or not finite)"
-    if isinstance(space, spaces.Text):
-        if not isinstance(x, str):
-            return f"{where}expected a string, got {type(x).__name__} {short_repr(x)}"
-        return f"{where}string length {len(x)} is outside {space.min_length}..{space.max_length}"
-    if isinstance(space, spaces.Sequence):
-        if not isinstance(x, tuple):
-            return f"{where}expected a tuple, got {type(x).__name__}"
-        for i, item in enumerate(x):
-            reason = explain_outside(space.feature_space, item, f"{path}[{i}]")
-            if reason:
-                return reason
-        if isinstance(space, BoundedSequence):
-            return f"{where}length {len(x)} is outside {space.min_items}..{space.max_items}"
+    for kind, explain in _OUTSIDE:
+        if isinstance(space, kind):
+            return explain(space, x, path, where)
     return None
 
 
