@@ -124,6 +124,7 @@ def state_snapshot(env: gym.Env) -> Any:
 
 
 def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
+    """A hashable, comparable image of ``obj``: leaves as values, containers walked."""
     if obj is None or isinstance(obj, (bool, int, str, bytes)):
         return obj
     if isinstance(obj, float):
@@ -138,7 +139,11 @@ def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
         return f"<deep {type(obj).__name__}>"
     if id(obj) in seen:
         return f"<cycle {type(obj).__name__}>"
-    seen = seen | {id(obj)}
+    return _freeze_composite(obj, depth, seen | {id(obj)})
+
+
+def _freeze_composite(obj: Any, depth: int, seen: set[int]) -> Any:
+    """``_freeze`` of a container or an object (``seen`` already holds ``obj``)."""
     if isinstance(obj, Mapping):
         return ("map", tuple(sorted(((repr(k), _freeze(v, depth + 1, seen)) for k, v in obj.items()),
                                     key=lambda kv: kv[0])))
@@ -148,16 +153,22 @@ def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
         return (type(obj).__name__, tuple(_freeze(v, depth + 1, seen) for v in obj))
     if isinstance(obj, spaces.Space):
         return f"<space {obj}>"
+    attrs = _object_attributes(obj)
+    if not attrs:
+        return f"<{type(obj).__name__}>"
+    return (type(obj).__name__, _freeze({k: v for k, v in attrs.items() if k not in _SNAPSHOT_SKIP},
+                                        depth + 1, seen))
+
+
+def _object_attributes(obj: Any) -> dict[str, Any]:
+    """An object's state: its ``__dict__`` and the ``__slots__`` it has set."""
     attrs: dict[str, Any] = {}
     if hasattr(obj, "__dict__"):
         attrs.update(vars(obj))
     for slot in getattr(type(obj), "__slots__", ()):
         if hasattr(obj, slot):
             attrs[slot] = getattr(obj, slot)
-    if not attrs:
-        return f"<{type(obj).__name__}>"
-    return (type(obj).__name__, _freeze({k: v for k, v in attrs.items() if k not in _SNAPSHOT_SKIP},
-                                        depth + 1, seen))
+    return attrs
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
@@ -338,6 +349,89 @@ def _make(env_or_id: gym.Env | str, make_kwargs: Mapping[str, Any] | None) -> tu
     return env_or_id, name, bool(spec is not None and spec.nondeterministic)
 
 
+def _pick_action(maker: _ActionMaker, draw: float) -> tuple[Any, str, bool]:
+    """A mixed action by ``draw`` in [0, 1): (action, kind, whether it must be refused).
+
+    45% legal, 15% masked, 15% malformed, 15% outside the space, 10% sampled; a kind the env
+    cannot offer (no legal or masked choice, no out-of-space element) falls back to sampled.
+    """
+    if draw < 0.45:
+        action = maker.legal()
+        return (action, "legal", False) if action is not None else (maker.sampled(), "sampled", False)
+    if draw < 0.6:
+        action = maker.masked()
+        return (action, "masked", True) if action is not None else (maker.sampled(), "sampled", False)
+    if draw < 0.75:
+        return maker.malformed_call(), "malformed", True
+    if draw < 0.9:
+        action = maker.out_of_space()
+        return (action, "out-of-space", True) if action is not None else (maker.sampled(), "sampled", False)
+    return maker.sampled(), "sampled", False
+
+
+def _check_step(report: ContractReport, kind: str, expect_invalid: bool, action: Any, reward: Any,
+                info: dict, info_keys: set[str]) -> bool:
+    """The checks of every transition (fixed info keys, finite reward, legal runs, invalid is refused).
+
+    Returns whether the env took the action as valid.
+    """
+    if set(info) != info_keys:
+        report.fail(f"info keys changed after {kind} action: {sorted(set(info) ^ info_keys)}")
+    if not (isinstance(reward, (int, float, np.floating)) and math.isfinite(reward)):
+        report.fail(f"reward {reward!r} is not a finite number")
+    valid = info.get("valid", True)
+    if kind == "legal":
+        report.legal_steps += 1
+        if not valid:
+            report.fail(f"a legal action (mask said yes) was refused: {_short(action)}: {info.get('error')}")
+    if expect_invalid and valid:
+        report.fail(f"a {kind} action ran instead of being refused: {_short(action)}")
+    return bool(valid)
+
+
+@dataclass
+class _Before:
+    """What a step must leave unchanged if the env refuses it."""
+
+    obs: Any
+    state: Any
+
+
+def _check_refusal(env: gym.Env, report: ContractReport, kind: str, action: Any, obs: Any, reward: Any,
+                   info: dict, before: _Before, penalty: float, static_obs: bool) -> None:
+    """A refused action: a reason given, observation and state unchanged, the penalty as reward."""
+    if not info.get("error"):
+        report.fail(f"an invalid {kind} action gave no reason in info['error']: {_short(action)}")
+    if static_obs and not same(obs, before.obs):
+        report.fail(f"an invalid {kind} action changed the observation: {_short(action)}")
+    after_state = state_snapshot(env)
+    if after_state != before.state:
+        where = _first_difference(before.state, after_state)
+        report.fail(f"an invalid {kind} action changed the env state at {where}: {_short(action)}")
+    if not math.isclose(float(reward), -penalty):
+        report.fail(f"an invalid action gave reward {reward}, expected {-penalty}")
+
+
+@dataclass
+class _Episodes:
+    """Resets ``env`` for each new episode (seed, seed + 1, ...), counting and recording them."""
+
+    env: gym.Env
+    report: ContractReport
+    seed: int
+    record: list | None
+    count: int = 0
+
+    def start(self) -> tuple[Any, dict]:
+        """Reset for the next episode."""
+        obs, info = self.env.reset(seed=self.seed + self.count)
+        self.count += 1
+        self.report.episodes += 1
+        if self.record is not None:
+            self.record.append(("reset", obs, info))
+        return obs, info
+
+
 def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record: list | None,
           static_obs: bool = True) -> None:
     """Play ``steps`` mixed steps from ``reset(seed=seed)``, checking every transition.
@@ -350,20 +444,9 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
     penalty = float(getattr(env.unwrapped, "invalid_action_penalty", 0.0))
     default_weights = (math.isclose(getattr(env.unwrapped, "progress_weight", 0.5), 0.5)
                        and math.isclose(getattr(env.unwrapped, "optimality_weight", 0.5), 0.5))
-    info_keys: set[str] | None = None
-    episode = 0
-
-    def start() -> tuple[Any, dict]:
-        nonlocal episode
-        obs, info = env.reset(seed=seed + episode)
-        episode += 1
-        report.episodes += 1
-        if record is not None:
-            record.append(("reset", obs, info))
-        return obs, info
-
+    episodes = _Episodes(env, report, seed, record)
     try:
-        obs, info = start()
+        obs, info = episodes.start()
     except Exception as exc:  # noqa: BLE001
         report.exceptions += 1
         report.fail(f"reset raised {type(exc).__name__}: {exc}")
@@ -371,36 +454,17 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
     info_keys = set(info)
     ret = 0.0
     for _ in range(steps):
-        draw = rng.random()
-        expect_invalid = False
-        kind = "sampled"
-        if draw < 0.45:
-            action, kind = maker.legal(), "legal"
-            if action is None:
-                action, kind = maker.sampled(), "sampled"
-        elif draw < 0.6:
-            action, kind, expect_invalid = maker.masked(), "masked", True
-            if action is None:
-                action, kind, expect_invalid = maker.sampled(), "sampled", False
-        elif draw < 0.75:
-            action, kind, expect_invalid = maker.malformed_call(), "malformed", True
-        elif draw < 0.9:
-            action, kind, expect_invalid = maker.out_of_space(), "out-of-space", True
-            if action is None:
-                action, kind, expect_invalid = maker.sampled(), "sampled", False
-        else:
-            action = maker.sampled()
+        action, kind, expect_invalid = _pick_action(maker, rng.random())
         report.invalid_tried += expect_invalid
         report.out_of_space_tried += kind == "out-of-space"
-        before_state = state_snapshot(env)
-        before_obs = copy.deepcopy(obs)
+        before = _Before(state=state_snapshot(env), obs=copy.deepcopy(obs))
         try:
             obs, reward, terminated, truncated, info = env.step(action)
         except Exception as exc:  # noqa: BLE001
             report.exceptions += 1
             report.fail(f"step({_short(action)}) [{kind}] raised {type(exc).__name__}: {exc}")
             try:
-                obs, info = start()
+                obs, info = episodes.start()
             except Exception:  # noqa: BLE001
                 return
             ret = 0.0
@@ -408,33 +472,13 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
         report.steps += 1
         if record is not None:
             record.append(("step", _freeze(action, 0, set()), obs, reward, terminated, truncated, info))
-        if set(info) != info_keys:
-            report.fail(f"info keys changed after {kind} action: {sorted(set(info) ^ info_keys)}")
-        if not (isinstance(reward, (int, float, np.floating)) and math.isfinite(reward)):
-            report.fail(f"reward {reward!r} is not a finite number")
-        valid = info.get("valid", True)
-        if kind == "legal":
-            report.legal_steps += 1
-            if not valid:
-                report.fail(f"a legal action (mask said yes) was refused: {_short(action)}: {info.get('error')}")
-        if expect_invalid and valid:
-            report.fail(f"a {kind} action ran instead of being refused: {_short(action)}")
-        if not valid:
-            if not info.get("error"):
-                report.fail(f"an invalid {kind} action gave no reason in info['error']: {_short(action)}")
-            if static_obs and not same(obs, before_obs):
-                report.fail(f"an invalid {kind} action changed the observation: {_short(action)}")
-            after_state = state_snapshot(env)
-            if after_state != before_state:
-                where = _first_difference(before_state, after_state)
-                report.fail(f"an invalid {kind} action changed the env state at {where}: {_short(action)}")
-            if not math.isclose(float(reward), -penalty):
-                report.fail(f"an invalid action gave reward {reward}, expected {-penalty}")
+        if not _check_step(report, kind, expect_invalid, action, reward, info, info_keys):
+            _check_refusal(env, report, kind, action, obs, reward, info, before, penalty, static_obs)
         ret += float(reward)
         if terminated or truncated:
             if default_weights and penalty == 0.0 and not -1e-9 <= ret <= 1 + 1e-9:
                 report.fail(f"episode return {ret} outside [0, 1]")
-            obs, info = start()
+            obs, info = episodes.start()
             ret = 0.0
 
 
