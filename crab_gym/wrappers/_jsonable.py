@@ -30,16 +30,8 @@ def to_jsonable(x: Any, _depth: int = 0) -> Any:
         return repr(x)
     if x is None or isinstance(x, (bool, str)):
         return x
-    if isinstance(x, int):
-        return int(x)
-    if isinstance(x, float):
-        return _float(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return _float(float(x))
+    if isinstance(x, (int, float, np.bool_, np.integer, np.floating)):
+        return _number(x)
     if isinstance(x, np.ndarray):
         return to_jsonable(x.tolist(), _depth + 1)
     if isinstance(x, Mapping):
@@ -52,6 +44,24 @@ def to_jsonable(x: Any, _depth: int = 0) -> Any:
             return sorted(items)
         except TypeError:
             return items
+    return _object(x, _depth)
+
+
+def _number(x: int | float | np.bool_ | np.integer | np.floating) -> Any:
+    """A Python or numpy number as a plain JSON number (non-finite floats as strings)."""
+    if isinstance(x, int):
+        return int(x)
+    if isinstance(x, float):
+        return _float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return _float(float(x))
+
+
+def _object(x: Any, _depth: int) -> Any:
+    """A pydantic model or dataclass as its fields, bytes as hex, anything else its ``repr``."""
     if hasattr(x, "model_dump"):  # pydantic models (e.g. typed disruptions)
         try:
             return to_jsonable(x.model_dump(mode="json"), _depth + 1)
