@@ -74,75 +74,116 @@ def export_minari(
     buffers: list[Any] = []
     spaces_env: gym.Env | None = None
     policies: set[str] = set()
-    current: gym.Env | None = env
-    current_key: Any = None
-    use_raw = env is not None
+    envs = _Envs(env)
     try:
         for index, traj in enumerate(episodes):
-            if env is None:
-                key = (traj.header.get("env_spec"), traj.env_id, repr(sorted(traj.env_kwargs.items())))
-                if key != current_key:
-                    if current is not None and current is not spaces_env:
-                        current.close()
-                    current, use_raw = _make_env(traj)
-                    current_key = key
-            assert current is not None
-            observations = _rerun(current, traj, index, use_raw)
-            if not traj.complete and not include_incomplete:
-                warnings.warn(f"episode {index} did not end (cut off); not exported", stacklevel=2)
-                continue
-            try:
-                actions = [_flat(current, record, index) for record in traj.steps]
-            except UnflattenableStepError:
-                if skip_unflattenable:
-                    continue
-                raise
-            if not actions:
+            current = envs.for_episode(traj, keep=spaces_env)
+            observations = _rerun(current, traj, index, envs.use_raw)
+            actions = _exported_actions(current, traj, index, include_incomplete, skip_unflattenable)
+            if actions is None:
                 continue
             spaces_env = spaces_env or current
             if traj.policy:
                 policies.add(traj.policy)
-            terminations = [bool(s.get("terminated")) for s in traj.steps]
-            truncations = [bool(s.get("truncated")) for s in traj.steps]
-            if not traj.complete:
-                truncations[-1] = True
-            buffers.append(
-                EpisodeBuffer(
-                    id=len(buffers),
-                    seed=traj.seed,
-                    options=traj.header.get("options"),
-                    observations=_stack(observations),
-                    actions=np.asarray(actions, dtype=np.int64),
-                    rewards=[float(s["reward"]) for s in traj.steps],
-                    terminations=terminations,
-                    truncations=truncations,
-                    infos={},
-                )
-            )
+            buffers.append(_episode_buffer(EpisodeBuffer, len(buffers), traj, observations, actions))
         if not buffers:
             raise ValueError("no episode could be exported (none recorded, or every one was skipped)")
         assert spaces_env is not None
-        codec = spaces_env.unwrapped.codec
-        recover = _recoverable_spec(spaces_env)
-        with _datasets_path(data_path), warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # Minari nags about unset metadata
-            minari.create_dataset_from_buffers(
-                dataset_id,
-                buffers,
-                env=recover,
-                action_space=gym.spaces.Discrete(codec.n_flat),
-                observation_space=spaces_env.observation_space,
-                algorithm_name=algorithm_name or (", ".join(sorted(policies)) or None),
-                author=author,
-                author_email=author_email,
-                code_permalink=code_permalink,
-                description=description,
-                data_format="arrow",
-            )
-            return minari.load_dataset(dataset_id)
+        metadata = {"algorithm_name": algorithm_name or (", ".join(sorted(policies)) or None), "author": author,
+                    "author_email": author_email, "code_permalink": code_permalink, "description": description}
+        return _create_dataset(minari, dataset_id, buffers, spaces_env, data_path, metadata)
     finally:
-        if env is None and current is not None:
-            current.close()
+        envs.close()
+
+
+class _Envs:
+    """The env each recorded episode is re-run on: the caller's, or one rebuilt per recorded spec."""
+
+    def __init__(self, given: gym.Env | None) -> None:
+        self.given = given
+        self.current: gym.Env | None = given
+        self.key: Any = None
+        self.use_raw = given is not None
+
+    def for_episode(self, traj: Trajectory, keep: gym.Env | None) -> gym.Env:
+        """The env for ``traj``: rebuilt when the recorded spec changes (``keep``, whose spaces
+        the dataset takes, is not closed then)."""
+        if self.given is None:
+            key = (traj.header.get("env_spec"), traj.env_id, repr(sorted(traj.env_kwargs.items())))
+            if key != self.key:
+                if self.current is not None and self.current is not keep:
+                    self.current.close()
+                self.current, self.use_raw = _make_env(traj)
+                self.key = key
+        assert self.current is not None
+        return self.current
+
+    def close(self) -> None:
+        """Close the env this export built (never the caller's)."""
+        if self.given is None and self.current is not None:
+            self.current.close()
+
+
+def _exported_actions(
+    env: gym.Env, traj: Trajectory, index: int, include_incomplete: bool, skip_unflattenable: bool
+) -> list[int] | None:
+    """The episode's flat actions, or None where it is not exported (cut off, unflattenable, empty)."""
+    if not traj.complete and not include_incomplete:
+        warnings.warn(f"episode {index} did not end (cut off); not exported", stacklevel=3)
+        return None
+    try:
+        actions = [_flat(env, record, index) for record in traj.steps]
+    except UnflattenableStepError:
+        if skip_unflattenable:
+            return None
+        raise
+    return actions or None
+
+
+def _episode_buffer(
+    buffer_type: Any, buffer_id: int, traj: Trajectory, observations: list[Any], actions: list[int]
+) -> Any:
+    """One Minari ``EpisodeBuffer``; an episode that was cut off ends truncated."""
+    terminations = [bool(s.get("terminated")) for s in traj.steps]
+    truncations = [bool(s.get("truncated")) for s in traj.steps]
+    if not traj.complete:
+        truncations[-1] = True
+    return buffer_type(
+        id=buffer_id,
+        seed=traj.seed,
+        options=traj.header.get("options"),
+        observations=_stack(observations),
+        actions=np.asarray(actions, dtype=np.int64),
+        rewards=[float(s["reward"]) for s in traj.steps],
+        terminations=terminations,
+        truncations=truncations,
+        infos={},
+    )
+
+
+def _create_dataset(
+    minari: Any,
+    dataset_id: str,
+    buffers: list[Any],
+    spaces_env: gym.Env,
+    data_path: str | os.PathLike[str] | None,
+    metadata: dict[str, Any],
+) -> Any:
+    """Write the buffers as a dataset over the flat action space and load it back."""
+    codec = spaces_env.unwrapped.codec
+    recover = _recoverable_spec(spaces_env)
+    with _datasets_path(data_path), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Minari nags about unset metadata
+        minari.create_dataset_from_buffers(
+            dataset_id,
+            buffers,
+            env=recover,
+            action_space=gym.spaces.Discrete(codec.n_flat),
+            observation_space=spaces_env.observation_space,
+            data_format="arrow",
+            **metadata,
+        )
+        return minari.load_dataset(dataset_id)
 
 
 def _rerun(env: gym.Env, traj: Trajectory, index: int, use_raw: bool) -> list[Any]:
