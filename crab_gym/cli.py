@@ -35,7 +35,7 @@ from crab_gym.core.keywords import did_you_mean
 from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
-from crab_gym.envs.registration import ENV_SPECS
+from crab_gym.envs.registration import env_specs
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -76,7 +76,7 @@ def _message(exc: BaseException) -> str:
 # ====================================================================== list
 def cmd_list(args: argparse.Namespace) -> int:
     print("envs:")
-    for spec in ENV_SPECS:
+    for spec in env_specs():
         print(f"  {spec.id:24s} {spec.entry_point}")
     print("\npolicies:")
     for name, pol in policy_specs().items():
@@ -342,13 +342,28 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``crab-gym`` parser: one sub-command a helper below."""
     parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,serve}")
+    _add_list_parser(sub)
+    _add_run_parser(sub)
+    _add_report_parser(sub)
+    # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
+    add_serve_parser(sub)
+    return parser
+
+
+def _add_list_parser(sub: Any) -> None:
+    """``crab-gym list``: ids and policies."""
     p_list = sub.add_parser(
         "list", help="list the env ids and baseline policies", description="List the env ids and the named "
         "baseline policies, with the envs each policy fits."
     )
     p_list.set_defaults(func=cmd_list)
+
+
+def _add_run_parser(sub: Any) -> None:
+    """``crab-gym run``: what to run (envs, policies, episodes), then how (output, workers, backend)."""
     p_run = sub.add_parser(
         "run",
         help="run baseline policies on envs and print a report",
@@ -358,6 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 every episode ran; 1 some episode raised an error (listed in the report); "
         "2 usage mistake (one line on stderr, nothing ran); 130 interrupted (finished episodes reported).",
     )
+    _add_run_selection(p_run)
+    _add_run_execution(p_run)
+    p_run.set_defaults(func=cmd_run)
+
+
+def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
+    """The options of ``run`` that choose envs, policies, seeds and episode lengths."""
     p_run.add_argument(
         "--env", nargs="+", default=DEFAULT_ENVS, metavar="ID",
         help="env ids to run (default: every REALM env; `crab-gym list` shows them)",
@@ -377,6 +399,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
                        help="cut (truncate) an episode after N steps (default: %(default)s)")
+
+
+def _add_run_execution(p_run: argparse.ArgumentParser) -> None:
+    """The options of ``run`` that say where the results go and how episodes are spread."""
     p_run.add_argument("--out", default="", metavar="DIR",
                        help="directory for episodes.jsonl (each episode appended as it finishes; "
                             "rerunning the command resumes from it) and report.json / report.md, rebuilt "
@@ -397,7 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--plot", action="store_true",
                        help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
-    p_run.set_defaults(func=cmd_run)
+
+
+def _add_report_parser(sub: Any) -> None:
+    """``crab-gym report``: rebuild a run's report from its episodes."""
     p_report = sub.add_parser(
         "report", help="rebuild a run's report from DIR/episodes.jsonl",
         description="Rebuild report.json and report.md (and report.png with --plot) in DIR from "
@@ -406,9 +435,6 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("dir", metavar="DIR", help="the --out directory of a `crab-gym run`")
     p_report.add_argument("--plot", action="store_true", help="also write DIR/report.png (needs the viz extra)")
     p_report.set_defaults(func=cmd_report)
-    # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
-    add_serve_parser(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
