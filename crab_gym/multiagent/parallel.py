@@ -146,13 +146,45 @@ class RealmParallelEnv(ParallelEnv):
         if not self.agents:
             raise gym.error.ResetNeeded("every agent is done: call reset() before step()")
         self._check_joint_action(actions)
-        base = self.env
-        start_mask = base.action_masks()
+        start_mask = self.env.action_masks()
         live = list(self.agents)
         choice = {a: actions.get(a, NOOP) for a in live}
         infos: dict[str, dict[str, Any]] = {}
         self.last_joint_moves = []
         shares = dict.fromkeys(live, 0.0)
+        ended, moved, metrics, solution = self._play_in_order(live, choice, start_mask, infos, shares)
+        truncated = False
+        if not moved and all(infos[a]["valid"] and infos[a]["move"] is None for a in live):
+            ended, truncated, metrics, solution = self._pass(live, shares, infos)
+        self._cycles += 1
+        if self.max_cycles is not None and self._cycles >= self.max_cycles and not ended:
+            truncated = True
+        total = float(sum(shares.values()))
+        for agent in live:
+            infos[agent]["reward_share"] = float(shares[agent])
+            infos[agent]["metrics"], infos[agent]["solution"] = metrics, solution
+        observations = self._observations()
+        rewards = dict.fromkeys(live, total)
+        terminations = dict.fromkeys(live, ended)
+        truncations = dict.fromkeys(live, truncated and not ended)
+        if ended or truncated:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _play_in_order(
+        self,
+        live: list[str],
+        choice: dict[str, Any],
+        start_mask: np.ndarray,
+        infos: dict[str, dict[str, Any]],
+        shares: dict[str, float],
+    ) -> tuple[bool, bool, dict[str, Any], dict[str, Any]]:
+        """Run the live agents' moves on the base env in agent order, filling ``infos`` and
+        ``shares``; a move the start mask allowed but the base env refused lost a conflict.
+
+        Returns (the episode ended, some agent moved, the end metrics, the end solution).
+        """
+        base = self.env
         metrics: dict[str, Any] = {}
         solution: dict[str, Any] = {}
         ended = False
@@ -187,23 +219,7 @@ class RealmParallelEnv(ParallelEnv):
             if terminated:
                 ended = True
                 metrics, solution = info["metrics"], info["solution"]
-        truncated = False
-        if not moved and all(infos[a]["valid"] and infos[a]["move"] is None for a in live):
-            ended, truncated, metrics, solution = self._pass(live, shares, infos)
-        self._cycles += 1
-        if self.max_cycles is not None and self._cycles >= self.max_cycles and not ended:
-            truncated = True
-        total = float(sum(shares.values()))
-        for agent in live:
-            infos[agent]["reward_share"] = float(shares[agent])
-            infos[agent]["metrics"], infos[agent]["solution"] = metrics, solution
-        observations = self._observations()
-        rewards = dict.fromkeys(live, total)
-        terminations = dict.fromkeys(live, ended)
-        truncations = dict.fromkeys(live, truncated and not ended)
-        if ended or truncated:
-            self.agents = []
-        return observations, rewards, terminations, truncations, infos
+        return ended, moved, metrics, solution
 
     def _check_joint_action(self, actions: Any) -> None:
         """A joint action is a dict keyed by live agents (a missing one passes): a misspelt key
