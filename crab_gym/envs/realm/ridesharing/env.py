@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 import networkx as nx
@@ -17,7 +17,16 @@ import numpy as np
 from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core import Action, evaluator
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init, draw_seed
+from crab_gym.envs.realm.common.env import InstanceKind, checked_init
+from crab_gym.envs.realm.common.fleet.env import (
+    KEPT,
+    MAX_MINUTE,
+    MAX_TRAVEL,
+    FleetEnv,
+    fleet_instance_kind,
+    unfit_error,
+    vehicle_and_stop_types,
+)
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.ridesharing import render as rendering
@@ -26,14 +35,12 @@ from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.references import p3_reference, solo_reference
-from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, PlanError, RideSim, hhmm
+from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
 
-#: Upper bound of every minute in the observation (two days).
-MAX_MINUTE = 2 * 24 * 60
-#: Upper bound of the travel-time matrix in the observation.
-MAX_TRAVEL = 10_000
+__all__ = ["MAX_CAPACITY", "MAX_MINUTE", "MAX_TRAVEL", "RideSharingEnv", "instance_kind"]
+
 #: Upper bound of the vehicle capacities in the observation (at least).
 MAX_CAPACITY = 1000
 
@@ -44,33 +51,26 @@ GENERATOR = SizedGenerator(generate_p3, {"n_requests": 5, "n_vehicles": 2, "n_lo
 def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
     """What the ``instance`` argument of the P3 or P4 env accepts (checked, and explained
     when wrong): shipped ``p3_*``/``p4_*`` names, crab_gym or upstream files, instances."""
-    prefix = problem.lower()
-    return InstanceKind(
-        problem,
-        types,
-        names,
-        f"crab_gym.datasets.list_instances('{problem}')",
-        (f"{prefix}_small_01", f"{prefix}_medium_01", f"{prefix}_large_05"),
-        files="a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)",
-    )
+    files = "a path to a JSON file (crab_gym's format or an upstream REALM-Bench P3/P4 file)"
+    return fleet_instance_kind(problem, types, names, ("01", "01", "05"), files)
 
 
 INSTANCE_KIND = instance_kind("P3", (P3Instance,), shipped_p3_names)
 
 
 def _dispatch(vehicle: str, stop: str, env: Any) -> None:
-    env._act_dispatch(vehicle, stop)
+    env._act_vehicle("dispatch", vehicle, stop)
 
 
 def _park(vehicle: str, env: Any) -> None:
-    env._act_park(vehicle)
+    env._act_vehicle("park", vehicle)
 
 
 def _submit_plan(assignments: Any, env: Any) -> None:
     env._act_submit()
 
 
-class RideSharingEnv(RealmEnv):
+class RideSharingEnv(FleetEnv):
     """Urban ride-sharing (REALM-Bench P3, a dial-a-ride problem): vehicles pick passengers up
     inside their pickup windows and drop them off by their latest dropoff, with at most their
     capacity on board, minimising travel minutes plus a penalty per unserved request.
@@ -189,28 +189,19 @@ class RideSharingEnv(RealmEnv):
     generator_kind = GENERATOR
     #: The P3 oracle's reference: shipped, cached or solved once (at the end of an episode).
     reference_lookup = staticmethod(p3_reference)
+    rendering = rendering
 
     @checked_init
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | P3Instance | None = None, *, generator: dict | None = None, **options: Any
     ) -> None:
-        self._generator = self.generator_kind.options(generator)
-        if self._generator is not None:
-            inst = self._generated(0)
-        else:
-            inst = self._load_instance(DEFAULT_INSTANCE if instance is None else instance)
-        self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
-        self.stop_names = inst.stop_names()
-        self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
-        self._stop = {s: k for k, s in enumerate(self.stop_names)}
+        inst = self._fleet_instance(instance, generator, DEFAULT_INSTANCE)
         self._max_load = sum(r.passengers for r in inst.requests)
         self._max_capacity = max([MAX_CAPACITY] + [v.capacity for v in inst.vehicles])
         super().__init__(self._make_actions(inst), **options)  # reference, render_mode, reward weights
-        self._dispatch_offset = self.codec.flat_offsets["dispatch"]
         self._park_offset = self.codec.flat_offsets["park"]
         self.observation_space = gym.spaces.Dict(self._observation_spaces(inst))
-        self._events: list[str] = []
         self._use_instance(inst)
 
     def _observation_spaces(self, inst: P3Instance) -> dict[str, gym.Space]:
@@ -232,8 +223,7 @@ class RideSharingEnv(RealmEnv):
         }
 
     def _make_actions(self, inst: P3Instance) -> list[Action]:
-        VehicleId = Literal[tuple(self.vehicle_ids)]  # type: ignore[valid-type]
-        StopName = Literal[tuple(self.stop_names)]  # type: ignore[valid-type]
+        VehicleId, StopName = vehicle_and_stop_types(self.vehicle_ids, self.stop_names)
         strict = ConfigDict(extra="forbid")
         vdesc = "id of a vehicle that is free now"
         dispatch_params = create_model(
@@ -258,7 +248,7 @@ class RideSharingEnv(RealmEnv):
             __config__=strict,
             assignments=(Assignments, Field(description="each vehicle's stops in order (REALM solution shape)")),
         )
-        kept = {"kept_params": ("env",), "required_kept": ("env",)}
+        kept = KEPT
         return [
             Action(
                 "dispatch",
@@ -284,18 +274,9 @@ class RideSharingEnv(RealmEnv):
     def _load_instance(self, spec: Any) -> P3Instance:
         return INSTANCE_KIND.load(spec, load_p3)
 
-    def _generated(self, seed: int) -> P3Instance:
-        return self.generator_kind(self._generator, seed, name=f"{self.problem}_generated_{seed}")
-
-    def _draw_instance(self) -> P3Instance:
-        return self._generated(draw_seed(self.np_random))
-
     def _check_fits(self, inst: P3Instance) -> None:
         cur = self.instance
-        other: list[str] = []
-        ids = [v.vehicle_id for v in inst.vehicles]
-        if ids != self.vehicle_ids:
-            other.append(f"vehicles {ids} (this env: {self.vehicle_ids})")
+        other = self._fit_problems(inst)
         if inst.stop_names() != self.stop_names:
             mine = [r.passenger_id for r in cur.requests]
             other.append(f"passengers {[r.passenger_id for r in inst.requests]} (this env: {mine})")
@@ -306,12 +287,7 @@ class RideSharingEnv(RealmEnv):
         if max(v.capacity for v in inst.vehicles) > self._max_capacity:
             other.append(f"a vehicle with more than {self._max_capacity} seats")
         if other:
-            raise ValueError(
-                f"instance {inst.name!r} does not fit this env (made for {cur.name!r}): it has "
-                + "; ".join(other)
-                + ". An instance swapped in at reset needs the same vehicle ids, stop names and "
-                "number of places; make a new env for it"
-            )
+            raise unfit_error(inst, cur, other, "vehicle ids, stop names and number of places; make a new env for it")
 
     def _use_instance(self, inst: P3Instance) -> None:
         self.instance = inst
@@ -325,14 +301,8 @@ class RideSharingEnv(RealmEnv):
         self._forget_reference()
         self._restart()
 
-    def _schedule(self) -> list[Any]:
-        """The disruptions the simulation applies as its clock reaches them (P3: none)."""
-        return []
-
-    def _restart(self) -> None:
-        self.sim = RideSim(self.instance, self._schedule())
-        self._events = []
-        self._settle()
+    def _new_sim(self) -> RideSim:
+        return RideSim(self.instance, self._schedule())
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
@@ -381,54 +351,14 @@ class RideSharingEnv(RealmEnv):
     def _last_time(self) -> int:
         return max(v.free for v in self.sim.vehicles)
 
-    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
-        sim = self.sim
-        if name == "submit_plan":
-            try:
-                self._pending = sim.parse_plan(args["assignments"].model_dump())
-            except PlanError as exc:
-                return str(exc)
-            return None
-        v = self._vid[args["vehicle"]]
-        if v not in sim.acting():
-            veh = sim.vehicles[v]
-            if veh.parked:
-                return f"vehicle {args['vehicle']} has finished its route"
-            now = ", ".join(self.vehicle_ids[k] for k in sim.acting())
-            return f"vehicle {args['vehicle']} is busy until {hhmm(veh.free)}; free now: {now}"
-        if name == "park":
-            if sim.vehicles[v].onboard:
-                return f"vehicle {args['vehicle']} still carries passengers"
-            return None
-        stop = self._stop[args["stop"]]
-        reason = sim.structural_reason(v, stop)
-        if reason:
-            return reason
-        if stop not in sim.legal_stops(v):
-            return sim.feasibility_reason(v, stop) or "masked"
+    def _vehicle_action_reason(self, name: str, v: int) -> str | None:
+        if name == "park" and self.sim.vehicles[v].onboard:
+            return f"vehicle {self.vehicle_ids[v]} still carries passengers"
         return None
 
-    def _action_mask(self) -> np.ndarray:
-        sim = self.sim
-        mask = np.zeros(self.codec.n_flat, dtype=bool)
-        n_stops = len(self.stop_names)
-        for v in sim.acting():
-            for stop in sim.legal_stops(v):
-                mask[self._dispatch_offset + v * n_stops + stop] = True
-            if not sim.vehicles[v].onboard:
-                mask[self._park_offset + v] = True
-        return mask
-
-    def _is_terminated(self) -> bool:
-        return self.sim.done
-
-    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self._metrics(), self._solution()
-
-    def _extra_info(self) -> dict[str, Any]:
-        clock = self.sim.clock
-        events, self._events = self._events, []
-        return {"clock": int(clock) if clock is not None else -1, "events": events}
+    def _mask_vehicle(self, mask: np.ndarray, v: int) -> None:
+        if not self.sim.vehicles[v].onboard:
+            mask[self._park_offset + v] = True
 
     # ================================================================== actions
     def _act_dispatch(self, vehicle: str, stop: str) -> None:
@@ -445,36 +375,14 @@ class RideSharingEnv(RealmEnv):
         self._events.append(f"{vehicle} parks")
         self._settle()
 
-    def _act_submit(self) -> None:
-        plan, self._pending = self._pending, None
-        if plan is None:
-            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
-        self._run_plan(plan)
-        self._settle()
-
-    def _run_plan(self, plan: dict[int, list[int]]) -> None:
-        self.sim.run_plan(plan, on_disruption=self._on_disruption)
-        self._events.append("plan carried out")
-
-    def _on_disruption(self, sim: RideSim, fired: list[Any]) -> None:
-        """Disruptions were just applied (P4 reports them)."""
-
-    def _settle(self) -> None:
-        """Apply what the clock has reached; park vehicles that have nothing left to do."""
+    def _idle_vehicles(self) -> list[int]:
+        """Empty free vehicles, once no request waits: they park."""
         sim = self.sim
-        while True:
-            fired = sim.advance()
-            if fired:
-                self._on_disruption(sim, fired)
-            idle = [
-                v for v in sim.acting()
-                if not sim.vehicles[v].onboard and WAITING not in sim.status
-            ]
-            if not idle:
-                return
-            for v in idle:
-                sim.park(v)
-                self._events.append(f"{self.vehicle_ids[v]} parks (no request left)")
+        return [v for v in sim.acting() if not sim.vehicles[v].onboard and WAITING not in sim.status]
+
+    def _retire(self, v: int) -> None:
+        self.sim.park(v)
+        self._events.append(f"{self.vehicle_ids[v]} parks (no request left)")
 
     # ================================================================== results
     def _agent_cost(self) -> float:
@@ -508,13 +416,3 @@ class RideSharingEnv(RealmEnv):
             "unserved_penalty": int(inst.unserved_penalty),
             "violations": list(sim.violations),
         }
-
-    # ================================================================== rendering
-    def _active_disruptions(self) -> list[Any]:
-        return []
-
-    def _render_text(self) -> str:
-        return rendering.text(self.instance, self.sim, self._active_disruptions())
-
-    def _render_image(self) -> np.ndarray:
-        return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())

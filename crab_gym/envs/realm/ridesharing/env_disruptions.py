@@ -8,31 +8,22 @@ the disruption protocol of :mod:`crab_gym.envs.realm.common.disruptions`, which 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-import gymnasium as gym
-import numpy as np
-
-from crab_gym.envs.realm.common.disruptions import (
-    DisruptionReport,
-    checked_adaptation_reference,
-    episode_over_report,
-    inject_and_report,
-)
+from crab_gym.envs.realm.common.disruptions import checked_adaptation_reference
 from crab_gym.envs.realm.common.env import checked_init
+from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p4
 from crab_gym.envs.realm.ridesharing.model import P3Instance, P4Instance
-from crab_gym.envs.realm.ridesharing.network import active_at
 from crab_gym.envs.realm.ridesharing.references import adaptation_reference, p4_reference, solo_reference
-from crab_gym.envs.realm.ridesharing.sim import RideSim, hhmm
+from crab_gym.envs.realm.ridesharing.sim import RideSim
 
 DEFAULT_INSTANCE = "p4_small_01"
 
@@ -44,7 +35,7 @@ INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
 GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
 
 
-class RideSharingDisruptionEnv(RideSharingEnv):
+class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     """Urban ride-sharing with disruptions (REALM-Bench P4): P3's dial-a-ride problem while
     traffic delays, road closures, accidents and construction strike at given minutes; plans
     must adapt when they do.
@@ -151,6 +142,8 @@ class RideSharingDisruptionEnv(RideSharingEnv):
     generator_kind = GENERATOR
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
+    disruption_parser = staticmethod(parse_disruption)
+    disruption_json = staticmethod(disruption_to_json)
 
     @checked_init
     @realm_keywords
@@ -165,133 +158,19 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
-    def _observation_spaces(self, inst: P3Instance) -> dict[str, gym.Space]:
-        L = len(inst.locations)
-        return {**super()._observation_spaces(inst), "disrupted_roads": gym.spaces.MultiBinary((L, L))}
-
     # ================================================================== instances
     def _load_instance(self, spec: Any) -> P4Instance:
         return INSTANCE_KIND.load(spec, load_p4)
 
-    def _schedule(self) -> list[Any]:
-        return list(self.instance.disruptions)
+    def _disruption_window(self) -> tuple[int, int]:
+        """Vehicles' start .. the last dropoff."""
+        return (self.instance.start_time, self.instance.horizon)
 
-    def _restart(self) -> None:
-        self._injected: list[Any] = []
-        self._injected_after_snapshot: list[Any] = []
-        self._snapshot: RideSim | None = None
-        self._snapshot_keep: dict[int, list[int]] | None = None
-        self._fired: list[dict[str, Any]] = []
-        self._paused = False
-        self._pending_plan: dict[str, list[str]] = {}
-        self._forget_reference()  # the injected disruptions are gone
-        super()._restart()
-
-    # ================================================================== disruptions
-    def parse_disruption(self, disruption: Any) -> Any:
-        """A typed disruption from a mapping (or a typed one), checked against this instance.
-
-        Raises :class:`~crab_gym.envs.realm.common.disruptions.InvalidDisruptionError` for an
-        unknown road or place, a negative duration or delay, or an unknown type.
-        """
-        return parse_disruption(disruption, self.instance)
-
-    def apply_disruption(self, disruption: Any) -> DisruptionReport:
-        """Inject a disruption (a typed model or a mapping with ``type``, ``route`` or
-        ``location``, ``start`` minute or None for now, ``duration``, ``delay``).
-
-        It is applied at once if its start has come (a start in the past counts from now and
-        still ends when it would have), otherwise when the clock reaches it. Returns what
-        happened. Raises :class:`~crab_gym.envs.realm.common.disruptions.InvalidDisruptionError`
-        as :meth:`parse_disruption` does.
-        """
-        d = self.parse_disruption(disruption)
-        clock = self.sim.clock
-        if clock is None:
-            return episode_over_report()
-        if d.start is None:
-            d = d.with_start(clock)
-        self._injected.append(d)
-        if self._snapshot is not None:
-            self._injected_after_snapshot.append(d)
-        self._forget_reference()  # the reference faces the episode's disruptions
-        return inject_and_report(self, d, clock, disruption_to_json(d), self._events)
-
-    def disruption_targets(self) -> dict[str, Any]:
-        """Where disruptions may strike here: ``routes`` ("a-b", one per road), ``locations``,
-        and the ``window`` of start minutes that matter (vehicles' start .. last dropoff)."""
+    def _struck_roads(self, d: Any) -> list[tuple[int, int]]:
         inst = self.instance
-        routes = [
-            f"{a}-{b}"
-            for i, a in enumerate(inst.locations)
-            for j, b in enumerate(inst.locations)
-            if i < j and (inst.roads[i][j] is not None or inst.roads[j][i] is not None)
-        ]
-        return {"routes": routes, "locations": list(inst.locations), "window": (inst.start_time, inst.horizon)}
-
-    def _on_disruption(self, sim: RideSim, fired: list[Any]) -> None:
-        self._forget_reference()
-        for d in fired:
-            self._fired.append(disruption_to_json(d))
-            self._events.append(f"disruption at {hhmm(d.start)}: {d.describe()}")
-        if self._snapshot is None and any(d.duration > 0 for d in fired):
-            self._snapshot = sim.copy()
-
-    def _run_plan(self, plan: dict[int, list[int]]) -> None:
-        first = self._snapshot is None
-        remaining, _ = self.sim.run_plan(plan, pause_on_disruption=True, on_disruption=self._on_disruption)
-        if first and self._snapshot is not None:  # the plan being followed when it struck
-            self._snapshot_keep = {v: list(q) for v, q in remaining.items()}
-        self._paused = bool(remaining) and not self.sim.done
-        names = self.stop_names
-        self._pending_plan = {self.vehicle_ids[v]: [names[s] for s in q] for v, q in remaining.items()}
-        self._events.append(
-            "plan paused by a disruption; submit the plan again (or a new one)" if self._paused else "plan carried out"
-        )
-
-    def _act_dispatch(self, vehicle: str, stop: str) -> None:
-        self._paused, self._pending_plan = False, {}
-        super()._act_dispatch(vehicle, stop)
-
-    def _act_park(self, vehicle: str) -> None:
-        self._paused, self._pending_plan = False, {}
-        super()._act_park(vehicle)
-
-    def _active_disruptions(self) -> list[Any]:
-        clock = self.sim.clock
-        if clock is None:
-            return []
-        return list(active_at(self.sim.applied, clock))
-
-    # ================================================================== CrabEnv hooks
-    def _get_obs(self) -> dict[str, Any]:
-        obs = super()._get_obs()
-        inst = self.instance
-        flags = np.zeros((len(inst.locations),) * 2, dtype=np.int8)
-        for d in self._active_disruptions():
-            for i, j in d.roads(inst.index, inst.locations):
-                flags[i, j] = 1
-        obs["disrupted_roads"] = flags
-        return obs
-
-    def _extra_info(self) -> dict[str, Any]:
-        info = super()._extra_info()
-        fired, self._fired = self._fired, []
-        info.update(
-            {
-                "disruptions": fired,
-                "active_disruptions": [d.describe() for d in self._active_disruptions()],
-                "paused": bool(self._paused),
-                "pending_plan": {k: list(v) for k, v in self._pending_plan.items()},
-            }
-        )
-        return info
+        return d.roads(inst.index, inst.locations)
 
     # ================================================================== results
-    def faced_schedule(self) -> list[Any]:
-        """The disruptions this episode faces: the instance's plus the injected ones."""
-        return list(self.instance.disruptions) + list(self._injected)
-
     def _solve_reference(self) -> Reference:
         """The best plan known facing this episode's disruptions."""
         return p4_reference(self.instance, self.faced_schedule())
@@ -300,30 +179,10 @@ class RideSharingDisruptionEnv(RideSharingEnv):
         """The best one-vehicle plan's cost facing this episode's disruptions."""
         return solo_reference(self.instance, self.faced_schedule())["value"]
 
-    def _solution(self) -> dict[str, Any]:
-        out = super()._solution()
-        out["disruptions"] = [json.loads(d.model_dump_json()) for d in self.sim.applied]
-        return out
+    def _oracle_adaptation_value(self, metrics: dict[str, Any]) -> float:
+        """The stored adaptive oracle's value (the reference's, when it has none)."""
+        ref = self.reference
+        return float(ref.extra.get("adaptive_oracle_value", ref.value))
 
-    def _metrics(self) -> dict[str, Any]:
-        metrics = super()._metrics()
-        feasible = self._plan_feasible()
-        cost = metrics["cost"]
-        ref_value: float | None = None
-        adaptation: float | None
-        if self._snapshot is None:
-            adaptation = NOT_APPLICABLE  # no disruption struck before the episode ended
-        elif self.adaptation_mode == "oracle":
-            ref = self.reference
-            ref_value = float(ref.extra.get("adaptive_oracle_value", ref.value))
-            adaptation = optimality_ratio(ref_value, cost, feasible)
-        elif self._defer_adaptation():
-            adaptation = NOT_APPLICABLE  # finish_adaptation() solves it
-        else:
-            schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)
-            ref_value = float(adaptation_reference(self._snapshot, schedule, self._snapshot_keep)["value"])
-            adaptation = optimality_ratio(ref_value, cost, feasible)
-        metrics["adaptation"] = adaptation
-        metrics["adaptation_reference_cost"] = ref_value
-        metrics["disruptions_applied"] = len(self.sim.applied)
-        return metrics
+    def _resolved_adaptation_value(self, snapshot: RideSim, schedule: list[Any], keep: dict[int, list[int]] | None) -> float:
+        return float(adaptation_reference(snapshot, schedule, keep)["value"])

@@ -22,11 +22,12 @@ the trips that depart while it is active, never a trip already on the road.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from crab_gym.envs.realm.common.road_network import NO_ROAD, road_matrix, shortest_paths
+from crab_gym.envs.realm.common.fleet.roads import FleetRoads, in_force
+from crab_gym.envs.realm.common.road_network import NO_ROAD
 
 
 class DisruptionLike(Protocol):
@@ -41,7 +42,7 @@ class DisruptionLike(Protocol):
     def added_minutes(self, at: int) -> int: ...
 
 
-class RoadNetwork:
+class RoadNetwork(FleetRoads):
     """Travel times between the places of one instance, with and without disruptions.
 
     Args:
@@ -50,33 +51,25 @@ class RoadNetwork:
     """
 
     def __init__(self, locations: Sequence[str], roads: Sequence[Sequence[int | None]]) -> None:
-        self.locations = list(locations)
-        self.index = {name: i for i, name in enumerate(self.locations)}
-        base = road_matrix(roads)
-        self.base = base
-        self.has_road = base < NO_ROAD
+        super().__init__(locations, roads)
+        self.locations = self.names
+        self.has_road = self.base < NO_ROAD
         np.fill_diagonal(self.has_road, False)
-        self.static = shortest_paths(base)
-        self._cache: dict[Any, np.ndarray] = {}
 
-    @property
-    def n(self) -> int:
-        return len(self.locations)
-
-    def connected(self) -> bool:
-        """Every place reachable from every other one."""
-        return bool((self.static < NO_ROAD).all())
-
-    def weights_at(self, active: Sequence[DisruptionLike], at: int) -> np.ndarray:
-        """Road minutes in force for a trip departing at ``at`` (before shortest paths)."""
-        w = self.base.copy()
+    def add_delays(self, weights: np.ndarray, active: Sequence[DisruptionLike], at: int) -> None:
+        """A disruption adds its minutes to each road it names (a road that exists)."""
         for d in active:
             extra = int(d.added_minutes(at))
             if extra <= 0:
                 continue
             for i, j in d.roads(self.index, self.locations):
                 if self.has_road[i, j]:
-                    w[i, j] += extra
+                    weights[i, j] += extra
+
+    def weights_at(self, active: Sequence[DisruptionLike], at: int) -> np.ndarray:
+        """Road minutes in force for a trip departing at ``at`` (before shortest paths)."""
+        w = self.base.copy()
+        self.add_delays(w, active, at)
         return w
 
     def matrix_at(self, active: Sequence[DisruptionLike], at: int) -> np.ndarray:
@@ -84,22 +77,9 @@ class RoadNetwork:
 
         Read-only: the returned array is shared by a cache.
         """
-        if not active:
-            return self.static
-        depends_on_time = any(d.type == "road_closure" for d in active)
-        key = (tuple(active), int(at) if depends_on_time else None)
-        hit = self._cache.get(key)
-        if hit is None:
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            hit = shortest_paths(self.weights_at(active, at))
-            hit.setflags(write=False)
-            self._cache[key] = hit
-        return hit
+        return self.disrupted(active, at)
 
 
 def active_at(disruptions: Iterable[DisruptionLike], t: int) -> tuple[DisruptionLike, ...]:
     """The disruptions in force at minute ``t`` (``start <= t < start + duration``)."""
-    return tuple(
-        d for d in disruptions if d.start is not None and d.start <= t < d.start + d.duration
-    )
+    return in_force(disruptions, t)

@@ -13,8 +13,6 @@ Stops are coded ``2 r`` (pickup of request ``r``) and ``2 r + 1`` (its dropoff).
 
 from __future__ import annotations
 
-import copy
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,10 +20,24 @@ from typing import Any
 import numpy as np
 
 from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
+from crab_gym.envs.realm.common.fleet.sim import (
+    DELIVERED,
+    ONBOARD,
+    WAITING,
+    FleetSim,
+    FleetVehicle,
+    PlanError,
+    plan_codes,
+    skip_served,
+    stop_indices,
+    unknown_vehicle,
+    vehicle_codes,
+)
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.network import active_at
 
-WAITING, ONBOARD, DELIVERED = 0, 1, 2
+__all__ = ["DELIVERED", "ONBOARD", "WAITING", "PlanError", "RideSim", "VehicleState", "Visit", "hhmm", "plan_codes",
+           "simulate_plan"]
 
 
 @dataclass
@@ -43,21 +55,20 @@ class Visit:
 
 
 @dataclass
-class VehicleState:
-    loc: int
-    free: int
-    capacity: int
+class VehicleState(FleetVehicle):
+    """A vehicle's place, free minute and seats, what it carries and the stops it served."""
+
     load: int = 0
     onboard: list[int] = field(default_factory=list)
     route: list[Visit] = field(default_factory=list)
     parked: bool = False
 
+    @property
+    def ended(self) -> bool:
+        return self.parked
 
-class PlanError(ValueError):
-    """A submitted plan that does not fit the current state (unknown or misplaced stops)."""
 
-
-class RideSim:
+class RideSim(FleetSim):
     """The mutable state of one ride-sharing episode.
 
     Args:
@@ -79,71 +90,27 @@ class RideSim:
         ]
         self.status = [WAITING] * self.R
         self.assigned = [-1] * self.R
-        self.pending: list[Any] = sorted(schedule, key=lambda d: d.start)
-        self.applied: list[Any] = []  # as in force (effective start)
+        self._start_schedule(schedule)  # pending; applied: as in force (effective start)
         self.applied_as_given: list[Any] = []  # as scheduled or injected
         self.violations: list[str] = []
         self.broken: set[tuple[str, int]] = set()  # ("window" | "deadline", request) / ("capacity", vehicle)
 
-    # ------------------------------------------------------------------ copying
-    def copy(self) -> RideSim:
-        """An independent copy (the instance and network are shared, read-only)."""
-        new = copy.copy(self)
-        new.vehicles = copy.deepcopy(self.vehicles)
-        new.status = list(self.status)
-        new.assigned = list(self.assigned)
-        new.pending = list(self.pending)
-        new.applied = list(self.applied)
-        new.applied_as_given = list(self.applied_as_given)
-        new.violations = list(self.violations)
-        new.broken = set(self.broken)
-        return new
+    #: Lists a copy must not share with the original.
+    copied = ("status", "assigned", "pending", "applied", "applied_as_given", "violations", "broken")
 
     # ------------------------------------------------------------------ time
-    @property
-    def clock(self) -> int | None:
-        """The earliest free minute among vehicles still driving (None: all parked)."""
-        free = [v.free for v in self.vehicles if not v.parked]
-        return min(free) if free else None
-
-    @property
-    def done(self) -> bool:
-        return all(v.parked for v in self.vehicles)
-
-    def acting(self) -> list[int]:
-        """Vehicles that decide now (free at the clock), in index order."""
-        c = self.clock
-        return [k for k, v in enumerate(self.vehicles) if not v.parked and v.free == c]
+    def idle_minute(self) -> int:
+        """After every vehicle has parked, "now" is the start of the day."""
+        return self.inst.start_time
 
     def matrix(self, t: int | None = None) -> np.ndarray:
         """Shortest-path minutes for a trip departing at ``t`` (default: the clock)."""
         if t is None:
-            t = self.clock if self.clock is not None else self.inst.start_time
+            t = self.now()
         return self.net.matrix_at(active_at(self.applied, t), t)
 
-    def inject(self, disruption: Any) -> None:
-        """Schedule a disruption (``start=None``: at the current clock)."""
-        if disruption.start is None:
-            now = self.clock if self.clock is not None else self.inst.start_time
-            disruption = disruption.with_start(now)
-        self.pending.append(disruption)
-        self.pending.sort(key=lambda d: d.start)
-
-    def advance(self) -> list[Any]:
-        """Apply every pending disruption whose start the clock has reached; return them.
-
-        A disruption applied after its start (possible only for injected ones) takes
-        effect from the current clock and still ends when it would have ended.
-        """
-        now = self.clock
-        fired: list[Any] = []
-        while now is not None and self.pending and self.pending[0].start <= now:
-            given = self.pending.pop(0)
-            d = given.with_start(now) if given.start < now else given
-            self.applied.append(d)
-            self.applied_as_given.append(given)
-            fired.append(d)
-        return fired
+    def _applied(self, given: Any, in_force: Any) -> None:
+        self.applied_as_given.append(given)
 
     # ------------------------------------------------------------------ stops
     def stop_loc(self, stop: int) -> int:
@@ -262,6 +229,12 @@ class RideSim:
         """End vehicle ``v``'s route (it must be empty: the caller checks)."""
         self.vehicles[v].parked = True
 
+    def go(self, v: int, stop: int) -> Visit:
+        return self.dispatch(v, stop)
+
+    def end_route(self, v: int) -> None:
+        self.park(v)
+
     # ------------------------------------------------------------------ plans
     def parse_plan(self, assignments: Mapping[str, Sequence[str]]) -> dict[int, list[int]]:
         """A REALM-shape plan -> remaining stop codes per vehicle, checked against the state.
@@ -269,103 +242,69 @@ class RideSim:
         Each vehicle's list may start with the stops it has already served (they are
         skipped) or hold only what comes next. Raises :class:`PlanError` saying what is wrong.
         """
-        vid_index = {v.vehicle_id: k for k, v in enumerate(self.inst.vehicles)}
-        stop_index = {name: k for k, name in enumerate(self.inst.stop_names())}
+        vid_index, stop_index = stop_indices(self.inst)
+        hint = "stops look like 'pickup:<id>' / 'dropoff:<id>'"
         plan: dict[int, list[int]] = {}
         for vid, stops in assignments.items():
             if vid not in vid_index:
-                raise PlanError(f"unknown vehicle {vid!r}; vehicles: {', '.join(vid_index)}")
-            codes = []
-            for s in stops:
-                if s not in stop_index:
-                    raise PlanError(f"vehicle {vid}: unknown stop {s!r}; stops look like 'pickup:<id>' / 'dropoff:<id>'")
-                codes.append(stop_index[s])
-            done = [visit.stop for visit in self.vehicles[vid_index[vid]].route]
-            if done and codes[: len(done)] == done:
-                codes = codes[len(done) :]
-            plan[vid_index[vid]] = codes
-        seen: dict[int, int] = {}
-        names = self.inst.stop_names()
+                raise unknown_vehicle(vid, vid_index)
+            v = vid_index[vid]
+            codes = vehicle_codes(vid, stops, stop_index, hint)
+            plan[v] = skip_served(codes, [visit.stop for visit in self.vehicles[v].route])
+        seen: set[int] = set()
         for v, codes in plan.items():
-            veh = self.vehicles[v]
-            vid = self.inst.vehicles[v].vehicle_id
-            if codes and veh.parked:
-                raise PlanError(f"vehicle {vid} has finished its route and cannot take more stops")
-            aboard = set(veh.onboard)
-            for s in codes:
-                r, name = s // 2, names[s]
-                if s in seen:
-                    raise PlanError(f"stop {name} appears twice in the plan")
-                seen[s] = v
-                if s % 2 == 0:
-                    if self.status[r] != WAITING:
-                        raise PlanError(f"vehicle {vid}: {name} is already done")
-                    aboard.add(r)
-                else:
-                    if r not in aboard:
-                        raise PlanError(
-                            f"vehicle {vid}: {name} comes before the passenger is picked up by this vehicle"
-                        )
-                    aboard.discard(r)
-            if aboard:
-                missing = ", ".join(f"dropoff:{self.req[r].passenger_id}" for r in sorted(aboard))
-                raise PlanError(f"vehicle {vid}: passengers picked up but never dropped off ({missing})")
+            self._check_route(v, codes, seen)
+        self._check_carried(plan)
+        return plan
+
+    def _check_route(self, v: int, codes: Sequence[int], seen: set[int]) -> None:
+        """Vehicle ``v``'s stops to come fit the state: each stop once in the whole plan
+        (``seen`` so far), pickups still waiting, every passenger dropped after boarding."""
+        veh = self.vehicles[v]
+        vid = self.inst.vehicles[v].vehicle_id
+        names = self.inst.stop_names()
+        if codes and veh.parked:
+            raise PlanError(f"vehicle {vid} has finished its route and cannot take more stops")
+        aboard = set(veh.onboard)
+        for s in codes:
+            r, name = s // 2, names[s]
+            if s in seen:
+                raise PlanError(f"stop {name} appears twice in the plan")
+            seen.add(s)
+            if s % 2 == 0:
+                if self.status[r] != WAITING:
+                    raise PlanError(f"vehicle {vid}: {name} is already done")
+                aboard.add(r)
+            elif r not in aboard:
+                raise PlanError(f"vehicle {vid}: {name} comes before the passenger is picked up by this vehicle")
+            else:
+                aboard.discard(r)
+        if aboard:
+            missing = ", ".join(f"dropoff:{self.req[r].passenger_id}" for r in sorted(aboard))
+            raise PlanError(f"vehicle {vid}: passengers picked up but never dropped off ({missing})")
+
+    def _check_carried(self, plan: Mapping[int, Sequence[int]]) -> None:
+        """A vehicle carrying passengers must be in the plan (to drop them)."""
         for v, veh in enumerate(self.vehicles):
             if veh.onboard and v not in plan:
                 missing = ", ".join(f"dropoff:{self.req[r].passenger_id}" for r in veh.onboard)
                 raise PlanError(
                     f"vehicle {self.inst.vehicles[v].vehicle_id} carries passengers; the plan must drop them ({missing})"
                 )
-        return plan
-
-    def run_plan(
-        self,
-        plan: Mapping[int, Sequence[int]],
-        *,
-        pause_on_disruption: bool = False,
-        on_disruption: Any = None,
-    ) -> tuple[dict[int, list[int]], list[Any]]:
-        """Drive the vehicles through ``plan`` in time order; a vehicle whose list runs out
-        parks. With ``pause_on_disruption``, stop as soon as a disruption still in force is
-        applied while stops remain. ``on_disruption(sim, fired)`` is called right after any
-        disruption is applied. Returns (what is left of the plan, the disruptions applied)."""
-        queues = {v: deque(plan.get(v, ())) for v in range(self.V)}
-        fired: list[Any] = []
-        while True:
-            new = self.advance()
-            fired += new
-            if new and on_disruption is not None:
-                on_disruption(self, new)
-            live = [d for d in new if d.duration > 0]  # one that already ended changes nothing
-            if live and pause_on_disruption and any(queues[v] for v in range(self.V) if not self.vehicles[v].parked):
-                break
-            acting = self.acting()
-            if not acting:
-                break
-            v = acting[0]
-            if queues[v]:
-                self.dispatch(v, queues[v].popleft())
-            else:
-                self.park(v)
-        return {v: list(q) for v, q in queues.items() if q}, fired
 
     # ------------------------------------------------------------------ results
     def travel_minutes(self) -> int:
         return sum(visit.travel for veh in self.vehicles for visit in veh.route)
 
     def served(self) -> int:
-        return sum(1 for s in self.status if s == DELIVERED)
+        return self.delivered()
 
     def cost(self) -> int:
         """Objective: travel minutes + penalty per request not delivered."""
         return self.travel_minutes() + self.inst.unserved_penalty * (self.R - self.served())
 
     def assignments(self) -> dict[str, list[str]]:
-        names = self.inst.stop_names()
-        return {
-            self.inst.vehicles[k].vehicle_id: [names[visit.stop] for visit in veh.route]
-            for k, veh in enumerate(self.vehicles)
-        }
+        return self.route_names()
 
     def schedule(self) -> dict[str, list[dict[str, Any]]]:
         """Per vehicle, each stop with its departure, arrival and service minutes."""
@@ -377,13 +316,6 @@ class RideSim:
             ]
             for k, veh in enumerate(self.vehicles)
         }
-
-
-def plan_codes(instance: P3Instance, assignments: Mapping[str, Sequence[str]]) -> dict[int, list[int]]:
-    """A REALM-shape plan -> stop codes per vehicle index (no state checks)."""
-    vid_index = {v.vehicle_id: k for k, v in enumerate(instance.vehicles)}
-    stop_index = {name: k for k, name in enumerate(instance.stop_names())}
-    return {vid_index[vid]: [stop_index[s] for s in stops] for vid, stops in assignments.items()}
 
 
 def simulate_plan(instance: P3Instance, assignments: Mapping[str, Sequence[str]], schedule: Sequence[Any] = ()) -> RideSim:

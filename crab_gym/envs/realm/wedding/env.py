@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 import networkx as nx
@@ -16,7 +16,16 @@ import numpy as np
 from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core import Action, evaluator
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init, draw_seed
+from crab_gym.envs.realm.common.env import InstanceKind, checked_init
+from crab_gym.envs.realm.common.fleet.env import (
+    KEPT,
+    MAX_MINUTE,
+    MAX_TRAVEL,
+    FleetEnv,
+    fleet_instance_kind,
+    unfit_error,
+    vehicle_and_stop_types,
+)
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.wedding import render as rendering
@@ -26,47 +35,40 @@ from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
 from crab_gym.envs.realm.wedding.generator import generate_p5
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 from crab_gym.envs.realm.wedding.references import p5_reference
-from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, PlanError, WeddingSim, hhmm
+from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, WeddingSim, hhmm
 
 DEFAULT_INSTANCE = "p5_small_00"
-#: Upper bound of every minute in the observation (two days).
-MAX_MINUTE = 2 * 24 * 60
-#: Upper bound of the travel minutes in the observation.
-MAX_TRAVEL = 10_000
+__all__ = ["MAX_MINUTE", "MAX_TRAVEL", "WeddingEnv", "instance_kind"]
 #: The ``generator`` argument: every count of the drawn instances, and a size class.
 GENERATOR = SizedGenerator(generate_p5, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
 
 
 def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
     """What the ``instance`` argument of the P5 or P8 env accepts (checked, explained when wrong)."""
-    prefix = problem.lower()
-    return InstanceKind(
-        problem, types, names, f"crab_gym.datasets.list_instances('{problem}')",
-        (f"{prefix}_small_00", f"{prefix}_medium_00", f"{prefix}_large_05"),
-        files=f"a path to a JSON file (crab_gym's format or an upstream REALM-Bench {problem} file)",
-    )
+    files = f"a path to a JSON file (crab_gym's format or an upstream REALM-Bench {problem} file)"
+    return fleet_instance_kind(problem, types, names, ("00", "00", "05"), files)
 
 
 INSTANCE_KIND = instance_kind("P5", (WeddingInstance,), shipped_p5_names)
 
 
 def _drive(vehicle: str, stop: str, env: Any) -> None:
-    env._act_drive(vehicle, stop)
+    env._act_vehicle("drive", vehicle, stop)
 
 
 def _wait(vehicle: str, env: Any) -> None:
-    env._act_wait(vehicle)
+    env._act_vehicle("wait", vehicle)
 
 
 def _finish(vehicle: str, env: Any) -> None:
-    env._act_finish(vehicle)
+    env._act_vehicle("finish", vehicle)
 
 
 def _submit_plan(routes: Any, env: Any) -> None:
     env._act_submit()
 
 
-class WeddingEnv(RealmEnv):
+class WeddingEnv(FleetEnv):
     """Wedding logistics (REALM-Bench P5): vehicles fetch guests from the airport after they
     land and run errands at shops inside their opening hours, bringing everyone and everything
     to the venue before the photo, minimising driving minutes.
@@ -172,6 +174,11 @@ class WeddingEnv(RealmEnv):
     problem = "p5"
     generator_kind = GENERATOR
     reference_lookup = staticmethod(p5_reference)
+    rendering = rendering
+    move_action = "drive"
+    plan_argument = "routes"
+    places_field = "places"
+    ended_words = "ended"
 
     @checked_init
     @realm_keywords
@@ -179,20 +186,11 @@ class WeddingEnv(RealmEnv):
         self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
         **options: Any,
     ) -> None:
-        self._generator = self.generator_kind.options(generator)
-        if self._generator is not None:
-            inst = self._generated(0)
-        else:
-            inst = self._load_instance(DEFAULT_INSTANCE if instance is None else instance)
-        self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
-        self.stop_names = inst.stop_names()
-        self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
-        self._stop = {s: k for k, s in enumerate(self.stop_names)}
+        inst = self._fleet_instance(instance, generator, DEFAULT_INSTANCE)
         self._max_capacity = max(v.capacity for v in inst.vehicles)
         super().__init__(self._make_actions(inst), **options)
         self._offsets = {name: self.codec.flat_offsets[name] for name in ("drive", "wait", "finish")}
         self.observation_space = gym.spaces.Dict(self._observation_spaces(inst))
-        self._events: list[str] = []
         self._use_instance(inst)
 
     def _observation_spaces(self, inst: WeddingInstance) -> dict[str, gym.Space]:
@@ -213,8 +211,7 @@ class WeddingEnv(RealmEnv):
         }
 
     def _make_actions(self, inst: WeddingInstance) -> list[Action]:
-        VehicleId = Literal[tuple(self.vehicle_ids)]  # type: ignore[valid-type]
-        StopName = Literal[tuple(self.stop_names)]  # type: ignore[valid-type]
+        VehicleId, StopName = vehicle_and_stop_types(self.vehicle_ids, self.stop_names)
         strict = ConfigDict(extra="forbid")
         vfield = (VehicleId, Field(description="id of a vehicle that is free now"))
         drive = create_model("DriveParameters", __config__=strict, vehicle=vfield, stop=(
@@ -227,7 +224,7 @@ class WeddingEnv(RealmEnv):
         })
         plan = create_model("SubmitPlanParameters", __config__=strict,
                             routes=(routes, Field(description="each vehicle's stops in order")))
-        kept = {"kept_params": ("env",), "required_kept": ("env",)}
+        kept = KEPT
         return [
             Action("drive", _drive, drive, description="Send a vehicle that is free now to its next stop.", **kept),
             Action("wait", _wait, one, description="Let a free vehicle wait until the next event.", **kept),
@@ -243,16 +240,8 @@ class WeddingEnv(RealmEnv):
     def _load_instance(self, spec: Any) -> WeddingInstance:
         return INSTANCE_KIND.load(spec, load_p5)
 
-    def _generated(self, seed: int) -> WeddingInstance:
-        return self.generator_kind(self._generator, seed, name=f"{self.problem}_generated_{seed}")
-
-    def _draw_instance(self) -> WeddingInstance:
-        return self._generated(draw_seed(self.np_random))
-
     def _check_fits(self, inst: WeddingInstance) -> None:
-        cur, other = self.instance, []
-        if [v.vehicle_id for v in inst.vehicles] != self.vehicle_ids:
-            other.append(f"vehicles {[v.vehicle_id for v in inst.vehicles]} (this env: {self.vehicle_ids})")
+        cur, other = self.instance, self._fit_problems(inst)
         if inst.stop_names() != self.stop_names:
             other.append(f"stops {inst.stop_names()} (this env: {self.stop_names})")
         if len(inst.places) != len(cur.places):
@@ -260,10 +249,7 @@ class WeddingEnv(RealmEnv):
         if max(v.capacity for v in inst.vehicles) > self._max_capacity:
             other.append(f"a vehicle with more than {self._max_capacity} seats")
         if other:
-            raise ValueError(
-                f"instance {inst.name!r} does not fit this env (made for {cur.name!r}): it has " + "; ".join(other)
-                + ". An instance swapped in at reset needs the same vehicle ids, stops and number of places"
-            )
+            raise unfit_error(inst, cur, other, "vehicle ids, stops and number of places")
 
     def _use_instance(self, inst: WeddingInstance) -> None:
         self.instance = inst
@@ -275,15 +261,12 @@ class WeddingEnv(RealmEnv):
         self._forget_reference()
         self._restart()
 
-    def _schedule(self) -> list[Any]:
-        """The disruptions the simulation applies as its clock reaches them (P5: none)."""
-        return []
+    def _new_sim(self) -> WeddingSim:
+        return WeddingSim(self.instance, self._schedule())
 
     def _restart(self) -> None:
-        self.sim = WeddingSim(self.instance, self._schedule())
-        self._events = []
         self._verdict: WeddingCheck | None = None
-        self._settle()
+        super()._restart()
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
@@ -356,54 +339,14 @@ class WeddingEnv(RealmEnv):
             "action_mask": self.action_masks().astype(np.int8),
         }
 
-    def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
-        sim = self.sim
-        if name == "submit_plan":
-            try:
-                self._pending = sim.parse_plan(args["routes"].model_dump())
-            except PlanError as exc:
-                return str(exc)
-            return None
-        v = self._vid[args["vehicle"]]
-        if v not in sim.acting():
-            veh = sim.vehicles[v]
-            if veh.finished:
-                return f"vehicle {args['vehicle']} has ended its route"
-            now = ", ".join(self.vehicle_ids[k] for k in sim.acting())
-            return f"vehicle {args['vehicle']} is busy until {hhmm(veh.free)}; free now: {now}"
-        if name == "wait":
-            return None if sim.next_event(v) is not None else "nothing is left to wait for"
-        if name == "finish":
-            return None
-        stop = self._stop[args["stop"]]
-        reason = sim.structural_reason(v, stop)
-        if reason:
-            return reason
-        if stop not in sim.legal_stops(v):
-            return sim.feasibility_reason(v, stop) or "masked"
+    def _vehicle_action_reason(self, name: str, v: int) -> str | None:
+        if name == "wait" and self.sim.next_event(v) is None:
+            return "nothing is left to wait for"
         return None
 
-    def _action_mask(self) -> np.ndarray:
-        sim = self.sim
-        mask = np.zeros(self.codec.n_flat, dtype=bool)
-        S = len(self.stop_names)
-        for v in sim.acting():
-            for stop in sim.legal_stops(v):
-                mask[self._offsets["drive"] + v * S + stop] = True
-            mask[self._offsets["wait"] + v] = sim.next_event(v) is not None
-            mask[self._offsets["finish"] + v] = True
-        return mask
-
-    def _is_terminated(self) -> bool:
-        return self.sim.done
-
-    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self._metrics(), self._solution()
-
-    def _extra_info(self) -> dict[str, Any]:
-        clock = self.sim.clock
-        events, self._events = self._events, []
-        return {"clock": int(clock) if clock is not None else -1, "events": events}
+    def _mask_vehicle(self, mask: np.ndarray, v: int) -> None:
+        mask[self._offsets["wait"] + v] = self.sim.next_event(v) is not None
+        mask[self._offsets["finish"] + v] = True
 
     # ================================================================== actions
     def _act_drive(self, vehicle: str, stop: str) -> None:
@@ -422,36 +365,16 @@ class WeddingEnv(RealmEnv):
         self._events.append(f"{vehicle} ends at the venue at {hhmm(t)}")
         self._settle()
 
-    def _act_submit(self) -> None:
-        plan, self._pending = self._pending, None
-        if plan is None:
-            raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
-        self._run_plan(plan)
-        self._settle()
-
-    def _run_plan(self, plan: dict[int, list[int]]) -> None:
-        self.sim.run_plan(plan, on_disruption=self._on_disruption)
-        self._events.append("plan carried out")
-
-    def _on_disruption(self, sim: WeddingSim, fired: list[Any]) -> None:
-        """Disruptions were just applied (P8 reports them)."""
-
-    def _settle(self) -> None:
-        """Apply what the clock has reached; end the routes of free, empty vehicles when
-        nothing is left to do."""
+    def _idle_vehicles(self) -> list[int]:
+        """Free, empty vehicles, once nothing is left to do: they end at the venue."""
         sim = self.sim
-        while True:
-            fired = sim.advance()
-            if fired:
-                self._on_disruption(sim, fired)
-            if WAITING in sim.status:
-                return
-            idle = [v for v in sim.acting() if sim.vehicles[v].empty]
-            if not idle:
-                return
-            for v in idle:
-                t = sim.finish(v)
-                self._events.append(f"{self.vehicle_ids[v]} ends at the venue at {hhmm(t)} (nothing left to do)")
+        if WAITING in sim.status:
+            return []
+        return [v for v in sim.acting() if sim.vehicles[v].empty]
+
+    def _retire(self, v: int) -> None:
+        t = self.sim.finish(v)
+        self._events.append(f"{self.vehicle_ids[v]} ends at the venue at {hhmm(t)} (nothing left to do)")
 
     # ================================================================== results
     def verdict(self) -> WeddingCheck:
@@ -495,13 +418,3 @@ class WeddingEnv(RealmEnv):
             "items": int(self.instance.n_items),
             "violations": list(v.violations),
         }
-
-    # ================================================================== rendering
-    def _active_disruptions(self) -> list[Any]:
-        return []
-
-    def _render_text(self) -> str:
-        return rendering.text(self.instance, self.sim, self._active_disruptions())
-
-    def _render_image(self) -> np.ndarray:
-        return rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())

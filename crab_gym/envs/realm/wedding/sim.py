@@ -14,8 +14,6 @@ names (``van``, ``car1``) so that a multi-agent env can name its agents by them.
 
 from __future__ import annotations
 
-import copy
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,14 +21,24 @@ from typing import Any
 import numpy as np
 
 from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
+from crab_gym.envs.realm.common.fleet.sim import (
+    DELIVERED,
+    ONBOARD,
+    WAITING,
+    FleetSim,
+    FleetVehicle,
+    PlanError,
+    plan_codes,
+    skip_served,
+    stop_indices,
+    unknown_vehicle,
+    vehicle_codes,
+)
 from crab_gym.envs.realm.wedding.checker import WeddingCheck, check_plan
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 
-WAITING, ONBOARD, DELIVERED = 0, 1, 2
-
-
-class PlanError(ValueError):
-    """A submitted plan that cannot be carried out from the current state (says why)."""
+__all__ = ["DELIVERED", "ONBOARD", "WAITING", "PlanError", "VehicleState", "Visit", "WeddingSim", "hhmm",
+           "plan_codes", "simulate_plan"]
 
 
 @dataclass
@@ -45,12 +53,9 @@ class Visit:
 
 
 @dataclass
-class VehicleState:
+class VehicleState(FleetVehicle):
     """One vehicle's state: where and from when it is free, what it carries."""
 
-    loc: int
-    free: int
-    capacity: int
     guests: list[int] = field(default_factory=list)
     goods: list[int] = field(default_factory=list)
     route: list[Visit] = field(default_factory=list)
@@ -62,8 +67,12 @@ class VehicleState:
     def empty(self) -> bool:
         return not self.guests and not self.goods
 
+    @property
+    def ended(self) -> bool:
+        return self.finished
 
-class WeddingSim:
+
+class WeddingSim(FleetSim):
     """The state of one episode (see the module docstring)."""
 
     def __init__(self, instance: WeddingInstance, schedule: Sequence[Any] = ()) -> None:
@@ -83,54 +92,21 @@ class WeddingSim:
         self.assigned = [-1] * self.N
         self.delivered_at: list[int | None] = [None] * self.N
         self.served_at: list[int | None] = [None] * self.N  # pickup / errand service start
-        self.pending = sorted(schedule, key=lambda d: d.start)
-        self.applied: list[Any] = []
+        self._start_schedule(schedule)
 
-    def copy(self) -> WeddingSim:
-        """An independent copy (the instance and network are shared, read-only)."""
-        new = copy.copy(self)
-        new.vehicles = copy.deepcopy(self.vehicles)
-        for name in ("status", "assigned", "delivered_at", "served_at", "pending", "applied"):
-            setattr(new, name, list(getattr(self, name)))
-        return new
+    #: Lists a copy must not share with the original.
+    copied = ("status", "assigned", "delivered_at", "served_at", "pending", "applied")
 
     # ------------------------------------------------------------------ time
-    @property
-    def clock(self) -> int | None:
-        free = [v.free for v in self.vehicles if not v.finished]
-        return min(free) if free else None
-
-    @property
-    def done(self) -> bool:
-        return all(v.finished for v in self.vehicles)
-
-    def acting(self) -> list[int]:
-        c = self.clock
-        return [k for k, v in enumerate(self.vehicles) if not v.finished and v.free == c]
+    def idle_minute(self) -> int:
+        """A disruption injected for "now" after every route ended starts at minute 0."""
+        return 0
 
     def matrix(self, t: int | None = None) -> np.ndarray:
         """Shortest-path minutes for a trip departing at ``t`` (default: the clock)."""
         if t is None:
             t = self.clock if self.clock is not None else max(v.free for v in self.vehicles)
         return self.net.matrix_at(self.applied, t)
-
-    def inject(self, disruption: Any) -> None:
-        """Schedule a disruption (``start=None``: now)."""
-        if disruption.start is None:
-            disruption = disruption.with_start(self.clock if self.clock is not None else 0)
-        self.pending.append(disruption)
-        self.pending.sort(key=lambda d: d.start)
-
-    def advance(self) -> list[Any]:
-        """Apply every pending disruption whose start the clock has reached; return them (one
-        given with a start in the past takes effect now and ends when it would have)."""
-        now, fired = self.clock, []
-        while now is not None and self.pending and self.pending[0].start <= now:
-            given = self.pending.pop(0)
-            d = given.with_start(now) if given.start < now else given
-            self.applied.append(d)
-            fired.append(d)
-        return fired
 
     # ------------------------------------------------------------------ legality
     def timing(self, v: int, stop: int, m: np.ndarray | None = None) -> tuple[int, int, int]:
@@ -236,72 +212,47 @@ class WeddingSim:
         veh.loc, veh.free, veh.end_time, veh.finished = self.venue, arrive, arrive, True
         return arrive
 
+    def go(self, v: int, stop: int) -> Visit:
+        return self.drive(v, stop)
+
+    def end_route(self, v: int) -> int:
+        return self.finish(v)
+
     # ------------------------------------------------------------------ plans
     def parse_plan(self, routes: Mapping[str, Sequence[str]]) -> dict[int, list[int]]:
         """Stop names per vehicle id -> stop codes still to do per vehicle index, checked
         against the state. A list may repeat the stops the vehicle has served (skipped)."""
-        vid_index = {v.vehicle_id: k for k, v in enumerate(self.inst.vehicles)}
-        names = self.inst.stop_names()
-        stop_index = {name: k for k, name in enumerate(names)}
+        vid_index, stop_index = stop_indices(self.inst)
+        hint = f"stops: {', '.join(self.inst.stop_names())}"
         plan: dict[int, list[int]] = {}
         seen: set[int] = set()
         for vid, stops in routes.items():
             if vid not in vid_index:
-                raise PlanError(f"unknown vehicle {vid!r}; vehicles: {', '.join(vid_index)}")
+                raise unknown_vehicle(vid, vid_index)
             v = vid_index[vid]
-            codes = []
-            for s in stops:
-                if s not in stop_index:
-                    raise PlanError(f"vehicle {vid}: unknown stop {s!r}; stops: {', '.join(names)}")
-                codes.append(stop_index[s])
-            done = [x.stop for x in self.vehicles[v].route]
-            if done and codes[: len(done)] == done:
-                codes = codes[len(done) :]
-            if codes and self.vehicles[v].finished:
-                raise PlanError(f"vehicle {vid} has ended its route and cannot take more stops")
-            for s in codes:
-                if s == self.N:
-                    continue
-                if s in seen:
-                    raise PlanError(f"stop {names[s]} appears twice in the plan")
-                if self.status[s] != WAITING:
-                    raise PlanError(f"vehicle {vid}: {names[s]} is already done")
-                seen.add(s)
+            codes = skip_served(vehicle_codes(vid, stops, stop_index, hint), [x.stop for x in self.vehicles[v].route])
+            self._check_route(v, codes, seen)
             plan[v] = codes
         return plan
 
-    def run_plan(
-        self, plan: Mapping[int, Sequence[int]], *, pause_on_disruption: bool = False, on_disruption: Any = None
-    ) -> tuple[dict[int, list[int]], list[Any]]:
-        """Drive the vehicles through ``plan`` in time order; a vehicle whose list runs out
-        ends its route. With ``pause_on_disruption``, stop as soon as a disruption still in
-        force is applied while stops remain. Returns (what is left, the disruptions applied)."""
-        queues = {v: deque(plan.get(v, ())) for v in range(len(self.vehicles))}
-        fired: list[Any] = []
-        while True:
-            new = self.advance()
-            fired += new
-            if new and on_disruption is not None:
-                on_disruption(self, new)
-            live = [d for d in new if d.duration > 0]
-            if live and pause_on_disruption and any(q for v, q in queues.items() if not self.vehicles[v].finished):
-                break
-            acting = self.acting()
-            if not acting:
-                break
-            v = acting[0]
-            if queues[v]:
-                self.drive(v, queues[v].popleft())
-            else:
-                self.finish(v)
-        return {v: list(q) for v, q in queues.items() if q}, fired
+    def _check_route(self, v: int, codes: Sequence[int], seen: set[int]) -> None:
+        """Vehicle ``v``'s stops to come fit the state: its route has not ended, each guest or
+        errand is still to do and appears once in the whole plan (``seen`` so far)."""
+        vid, names = self.inst.vehicles[v].vehicle_id, self.inst.stop_names()
+        if codes and self.vehicles[v].finished:
+            raise PlanError(f"vehicle {vid} has ended its route and cannot take more stops")
+        for s in codes:
+            if s == self.N:
+                continue
+            if s in seen:
+                raise PlanError(f"stop {names[s]} appears twice in the plan")
+            if self.status[s] != WAITING:
+                raise PlanError(f"vehicle {vid}: {names[s]} is already done")
+            seen.add(s)
 
     # ------------------------------------------------------------------ results
     def routes(self) -> dict[str, list[str]]:
-        names = self.inst.stop_names()
-        return {
-            self.inst.vehicles[k].vehicle_id: [names[x.stop] for x in veh.route] for k, veh in enumerate(self.vehicles)
-        }
+        return self.route_names()
 
     def departs(self) -> dict[str, list[int | None]]:
         """Each vehicle's departure minutes (last: its drive to the venue at the end)."""
@@ -315,7 +266,7 @@ class WeddingSim:
         return total + sum(v.end_time - v.end_depart for v in self.vehicles if v.finished)
 
     def served(self) -> int:
-        return sum(1 for s in self.status if s == DELIVERED)
+        return self.delivered()
 
     def cost(self) -> int:
         """Driving minutes + the penalty per guest or errand not brought to the venue."""
@@ -324,13 +275,6 @@ class WeddingSim:
     def check(self) -> WeddingCheck:
         """The independent checker's verdict on what was driven (departures as they were)."""
         return check_plan(self.inst, self.routes(), disruptions=self.applied, departs=self.departs())
-
-
-def plan_codes(instance: WeddingInstance, routes: Mapping[str, Sequence[str]]) -> dict[int, list[int]]:
-    """Stop names per vehicle id -> stop codes per vehicle index (no state checks)."""
-    vid_index = {v.vehicle_id: k for k, v in enumerate(instance.vehicles)}
-    stop_index = {name: k for k, name in enumerate(instance.stop_names())}
-    return {vid_index[vid]: [stop_index[s] for s in stops] for vid, stops in routes.items()}
 
 
 def simulate_plan(instance: WeddingInstance, routes: Mapping[str, Sequence[str]], schedule: Sequence[Any] = ()) -> WeddingSim:
