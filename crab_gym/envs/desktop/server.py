@@ -136,9 +136,6 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
         max_body: largest request body in bytes.
     """
     fastapi = _fastapi()
-    from fastapi.concurrency import run_in_threadpool  # noqa: PLC0415 - the optional desktop extra
-    from fastapi.responses import JSONResponse  # noqa: PLC0415
-
     if not token or not isinstance(token, str):
         raise ValueError("the server needs a non-empty token")
     if actions is None:
@@ -146,9 +143,13 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
     declared = dict(actions)
     lock = threading.Lock()  # one desktop: one action at a time
     app = fastapi.FastAPI(title="crab-gym desktop", docs_url=None, redoc_url=None, openapi_url=None)
+    _add_read_routes(app, machine, declared, lock)
+    _add_action_route(app, fastapi, machine, declared, lock)
+    return _wrap(app, token, max_body)
 
-    def error(status: int, message: str, **extra: Any) -> Any:
-        return JSONResponse({"error": message, **extra}, status_code=status)
+
+def _add_read_routes(app: Any, machine: Any, declared: dict[str, Action], lock: threading.Lock) -> None:
+    """``GET /v1/info`` (the machine's info and the action names) and ``GET /v1/actions`` (schemas)."""
 
     @app.get("/v1/info")
     def info() -> Any:
@@ -160,6 +161,27 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
     def list_actions() -> Any:
         return [a.to_schema() for a in declared.values()]
 
+
+def _decode_body(body: bytes) -> tuple[dict[str, Any], str]:
+    """A request body -> (its payload, "") or ({}, why it is not ``{"arguments": {...}}``)."""
+    try:
+        payload = json.loads(body.decode("utf-8") or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return {}, f"the body is not valid JSON: {exc}"
+    if not isinstance(payload, dict) or set(payload) - {"arguments"}:
+        return {}, 'the body must be a JSON object {"arguments": {...}}'
+    return payload, ""
+
+
+def _add_action_route(app: Any, fastapi: Any, machine: Any, declared: dict[str, Action],
+                      lock: threading.Lock) -> None:
+    """``POST /v1/actions/{name}``: validate, run under the lock, and say whose fault an error is."""
+    from fastapi.concurrency import run_in_threadpool  # noqa: PLC0415 - the optional desktop extra
+    from fastapi.responses import JSONResponse  # noqa: PLC0415
+
+    def error(status: int, message: str, **extra: Any) -> Any:
+        return JSONResponse({"error": message, **extra}, status_code=status)
+
     def execute(act: Action, values: dict[str, Any]) -> Any:
         with lock:
             return act.run_validated(values, env=machine)
@@ -168,13 +190,9 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
     async def run_action(name: str, request: fastapi.Request) -> Any:
         if name not in declared:
             return error(404, f"unknown action '{name}'", available=sorted(declared))
-        body = await request.body()
-        try:
-            payload = json.loads(body.decode("utf-8") or "{}")
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return error(400, f"the body is not valid JSON: {exc}")
-        if not isinstance(payload, dict) or set(payload) - {"arguments"}:
-            return error(400, 'the body must be a JSON object {"arguments": {...}}')
+        payload, problem = _decode_body(await request.body())
+        if problem:
+            return error(400, problem)
         act = declared[name]
         try:
             values = act.validate(payload.get("arguments", {}))
@@ -189,8 +207,6 @@ def create_app(machine: Any, token: str, *, actions: Mapping[str, Action] | None
         except Exception as exc:  # the desktop failed, not the request
             return error(500, f"action '{name}' failed: {type(exc).__name__}: {exc}", action=name)
         return JSONResponse({"result": wire.encode(result)})
-
-    return _wrap(app, token, max_body)
 
 
 def _wrap(app: Any, token: str, max_body: int) -> Any:
