@@ -5,6 +5,8 @@ function-level imports included).
     envs.base, envs.canvas     core
     envs.realm.common          core, envs.base, envs.canvas
     envs.realm.<family>        those, and itself -- never another family or a higher layer
+    envs.realm.index           envs.realm.common (it reads the families' spec modules by name,
+                               as Gymnasium reads entry points: records of dotted paths)
     envs.desktop               core, envs.base, envs.canvas, itself
     wrappers                   core, envs.base, envs.realm.common (protocols), itself
     multiagent                 core, envs.base, envs.realm.common (protocols), itself
@@ -56,7 +58,11 @@ def _allowed(module: str) -> tuple[str, ...] | None:
             return (*COMMON, f"crab_gym.envs.realm.{family}")
     if module.startswith("crab_gym.envs.desktop"):
         return (*ENV_BASE, "crab_gym.envs.desktop", "crab_gym._optional")
-    if module in ("crab_gym.envs", "crab_gym.envs.realm", "crab_gym.envs.registration", "crab_gym._optional"):
+    if module == "crab_gym.envs.realm.index":
+        return COMMON
+    if module == "crab_gym.envs.registration":
+        return (*COMMON, "crab_gym.envs.realm.index")
+    if module in ("crab_gym.envs", "crab_gym.envs.realm", "crab_gym._optional"):
         return ()
     if module in ("crab_gym.envs.testing", "crab_gym.envs.scoring_check"):
         return None  # test harnesses: they drive envs with the baselines and shipped instances

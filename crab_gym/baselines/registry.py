@@ -25,16 +25,11 @@ import gymnasium as gym
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
-from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
-from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
-from crab_gym.envs.realm.jobshop.heuristics import RULES
-from crab_gym.envs.realm.ridesharing.heuristics import greedy_action
-from crab_gym.envs.realm.supply_chain.heuristics import greedy_action as supply_chain_action
-from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action as thanksgiving_action
-from crab_gym.envs.realm.wedding.heuristics import greedy_action as wedding_action
+from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec, load_entry_point
+from crab_gym.envs.realm.index import problem_specs
 from crab_gym.envs.registration import realm_ids
 
+#: The REALM ids at import (the registry reads the index anew at each call).
 REALM_IDS = tuple(realm_ids())
 
 
@@ -118,33 +113,40 @@ def policy_specs() -> dict[str, PolicySpec]:
     specs = [
         PolicySpec("random", lambda env: RandomPolicy(env, seed=0), None,
                    "uniform over the legal actions (action mask), else action_space.sample()"),
-        PolicySpec("oracle", lambda env: OraclePolicy(env), REALM_IDS,
+        PolicySpec("oracle", lambda env: OraclePolicy(env), tuple(realm_ids()),
                    "submits the reference (OR-Tools / CP-SAT) plan: the yardstick of optimality"),
-        PolicySpec("p1_insertion", lambda env: InsertionTourPolicy(env), ("Realm-P1-v0",),
-                   "plans a route by cheapest feasible insertion, then visits it stop by stop", greedy=True),
-        PolicySpec("p2_earliest_start", lambda env: EarliestStartPolicy(env), ("Realm-P2-v0",),
-                   "earliest-preferred group first, to the guide who can start it soonest", greedy=True),
-        PolicySpec("ridesharing_greedy", lambda env: _EnvPolicy(env, greedy_action), ("Realm-P3-v0", "Realm-P4-v0"),
-                   "each free vehicle to the legal stop it can serve soonest", greedy=True),
-        PolicySpec("wedding_greedy", lambda env: _EnvPolicy(env, wedding_action), ("Realm-P5-v0", "Realm-P8-v0"),
-                   "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue", greedy=True),
-        PolicySpec("p10_greedy", lambda env: _EnvPolicy(env, supply_chain_action), ("Realm-P10-v0",),
-                   "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier", greedy=True),
-        PolicySpec("thanksgiving_greedy", lambda env: _EnvPolicy(env, thanksgiving_action), ("Realm-P6-v0", "Realm-P9-v0"),
-                   "fetch the earliest flights first, then cook the longest remaining chain first", greedy=True),
-        PolicySpec("p7_greedy", lambda env: GreedyReliefPolicy(env), ("Realm-P7-v0",),
-                   "each free vehicle sends the load that earns most severity-weighted need met now", greedy=True),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
                    "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)", io_bound=True),
     ]
-    specs += [
-        PolicySpec(name.lower(), (lambda env, rule=rule: rule), ("Realm-P11-v0",),
-                   f"{name} dispatching rule: {rule.description}", greedy=name == "MWKR")
-        for name, rule in RULES.items()
-    ]
+    specs[2:2] = heuristic_specs()
     return {s.name: s for s in specs}
+
+
+def _heuristic_factory(problem: ProblemSpec, heuristic: NamedHeuristic) -> Callable[..., Any]:
+    """``factory(env) -> policy`` for a problem's named heuristic (its part imported on first use)."""
+    path = problem.heuristic_entry_point(heuristic)
+
+    def factory(env: gym.Env) -> Any:
+        part = load_entry_point(path)
+        if heuristic.style == "action":
+            return _EnvPolicy(env, part)
+        return part if heuristic.style == "fixed" else part(env)
+
+    return factory
+
+
+def heuristic_specs() -> list[PolicySpec]:
+    """The problems' own heuristics, from the problem index: one :class:`PolicySpec` per name,
+    fitting every problem that names it (``ridesharing_greedy`` fits P3 and P4)."""
+    found: dict[str, tuple[NamedHeuristic, ProblemSpec, list[str]]] = {}
+    for problem in problem_specs():
+        for heuristic in problem.heuristics:
+            entry = found.setdefault(heuristic.name, (heuristic, problem, []))
+            entry[2].append(problem.env_id)
+    return [PolicySpec(name, _heuristic_factory(problem, h), tuple(ids), h.description, greedy=h.greedy)
+            for name, (h, problem, ids) in found.items()]
 
 
 def policy_factories() -> dict[str, Callable[[gym.Env], Any]]:

@@ -2,7 +2,7 @@
 
 The upstream repository has no license, so crab_gym ships none of its files; users point
 :func:`load_realm_instance` at their own copy. The problem is recognised from the file's
-keys (:data:`~crab_gym.envs.realm.common.upstream.PROBLEM_KEYS`):
+keys (:func:`~crab_gym.envs.realm.common.upstream.problem_keys`, from each problem's ``upstream_keys`` in the index):
 
 ===========================================  =======  ============================================
 keys                                         problem  converter
@@ -26,30 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.loading import read_json
-from crab_gym.envs.realm.common.upstream import PROBLEM_KEYS, detect_problem, missing_key_error, partial_upstream
-from crab_gym.envs.realm.disaster_relief.formats import from_upstream_p7
-from crab_gym.envs.realm.group_tours.formats import from_upstream_p2
-from crab_gym.envs.realm.ridesharing.formats import from_upstream_p3, from_upstream_p4
-from crab_gym.envs.realm.supply_chain.formats import from_upstream_p10
-from crab_gym.envs.realm.thanksgiving.formats import from_upstream as from_upstream_thanksgiving
-from crab_gym.envs.realm.wedding.formats import from_upstream_p5, from_upstream_p8
+from crab_gym.envs.realm.common.upstream import detect_problem, missing_key_error, partial_upstream, problem_keys
+from crab_gym.envs.realm.index import problem_spec
 
-#: The family converter of each upstream problem.
-CONVERTERS: dict[str, Callable[[Any, str], Any]] = {
-    "P1": from_upstream_p1,
-    "P2": from_upstream_p2,
-    "P3": from_upstream_p3,
-    "P4": from_upstream_p4,
-    "P5": from_upstream_p5,
-    "P8": from_upstream_p8,
-    "P6": from_upstream_thanksgiving,
-    "P9": from_upstream_thanksgiving,
-    "P7": from_upstream_p7,
-    "P10": from_upstream_p10,
-}
+
+def converter(problem: str) -> Callable[[Any, str], Any]:
+    """The family converter of an upstream problem (``"P3"``), from the problem index."""
+    return problem_spec(problem).part("upstream")
 
 
 def convert_upstream(data: Any, source: str = "<mapping>") -> Any:
@@ -64,10 +49,10 @@ def convert_upstream(data: Any, source: str = "<mapping>") -> Any:
         raise InstanceFormatError(
             source,
             "not a REALM-Bench P1-P10 file: expected the keys of one of "
-            + "; ".join(f"{p}: {', '.join(k)}" for p, k in reversed(PROBLEM_KEYS))
+            + "; ".join(f"{p}: {', '.join(k)}" for p, k in reversed(problem_keys()))
             + f" (found: {', '.join(sorted(map(str, data))) or 'none'})",
         )
-    return CONVERTERS[problem](data, source)
+    return converter(problem)(data, source)
 
 
 def load_realm_instance(path: str | Path) -> Any:

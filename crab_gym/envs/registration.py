@@ -13,6 +13,10 @@ from typing import Any
 
 import gymnasium as gym
 
+import crab_gym.envs.realm.index as index
+from crab_gym.envs.realm.common.problem_spec import ProblemSpec
+from crab_gym.envs.realm.index import problem_specs
+
 #: The PettingZoo view of every multi-agent REALM id.
 PARALLEL_ENTRY_POINT = "crab_gym.multiagent.parallel:RealmParallelEnv"
 
@@ -32,23 +36,8 @@ class EnvSpecEntry:
     parallel_entry_point: str | None = None
 
 
-#: Every env id crab_gym provides.
-ENV_SPECS: tuple[EnvSpecEntry, ...] = (
-    EnvSpecEntry("Realm-P1-v0", "crab_gym.envs.realm.campus_tour.env:CampusTourEnv"),
-    EnvSpecEntry("Realm-P2-v0", "crab_gym.envs.realm.group_tours.env:GroupToursEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P3-v0", "crab_gym.envs.realm.ridesharing.env:RideSharingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P4-v0", "crab_gym.envs.realm.ridesharing.env_disruptions:RideSharingDisruptionEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P5-v0", "crab_gym.envs.realm.wedding.env:WeddingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P8-v0", "crab_gym.envs.realm.wedding.env_disruptions:WeddingDisruptionEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P6-v0", "crab_gym.envs.realm.thanksgiving.env:ThanksgivingEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P7-v0", "crab_gym.envs.realm.disaster_relief.env:DisasterReliefEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P9-v0", "crab_gym.envs.realm.thanksgiving.env_delays:ThanksgivingDelaysEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry("Realm-P10-v0", "crab_gym.envs.realm.supply_chain.env:SupplyChainEnv", parallel_entry_point=PARALLEL_ENTRY_POINT),
-    EnvSpecEntry(
-        "Realm-P11-v0",
-        "crab_gym.envs.realm.jobshop.env:JobShopEnv",
-        vector_entry_point="crab_gym.envs.realm.jobshop.vector_env:JobShopVectorEnv",
-    ),
+#: The ids that are not REALM problems (the REALM ids come from the problem index).
+OTHER_SPECS: tuple[EnvSpecEntry, ...] = (
     EnvSpecEntry(
         "CrabDesktop-v0",
         "crab_gym.envs.desktop.env:CrabDesktopEnv",
@@ -58,9 +47,30 @@ ENV_SPECS: tuple[EnvSpecEntry, ...] = (
 )
 
 
+def _realm_entry(problem: ProblemSpec) -> EnvSpecEntry:
+    """A REALM problem's registration, read from its record in the index."""
+    return EnvSpecEntry(
+        problem.env_id,
+        problem.entry_point("env") or "",
+        vector_entry_point=problem.entry_point("vector_env"),
+        parallel_entry_point=PARALLEL_ENTRY_POINT if problem.multiagent else None,
+    )
+
+
+def env_specs() -> tuple[EnvSpecEntry, ...]:
+    """Every env id crab_gym provides: the index's REALM problems, then the desktop."""
+    return tuple(_realm_entry(p) for p in problem_specs()) + OTHER_SPECS
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ENV_SPECS":  # the former constant: now read from the index at each use
+        return env_specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def register_envs() -> None:
-    """Register every id in :data:`ENV_SPECS` (idempotent)."""
-    for spec in ENV_SPECS:
+    """Register every id of :func:`env_specs` (idempotent)."""
+    for spec in env_specs():
         if spec.id in gym.registry:
             continue
         gym.register(
@@ -73,20 +83,27 @@ def register_envs() -> None:
         )
 
 
+def add_family(module: str) -> tuple[ProblemSpec, ...]:
+    """Add a problem family's spec module (``"my_pkg.my_family.spec"``) to the problem index
+    and register its ids: ``gym.make("Realm-P12-v0")`` then works. Idempotent."""
+    specs = index.add_family(module)
+    register_envs()
+    return specs
+
+
 def env_ids() -> list[str]:
     """The ids registered by crab_gym."""
-    return [spec.id for spec in ENV_SPECS]
+    return [spec.id for spec in env_specs()]
 
 
 def realm_ids() -> list[str]:
     """The REALM-Bench ids (``Realm-P1-v0`` ...), in problem order."""
-    ids = [spec.id for spec in ENV_SPECS if spec.id.startswith("Realm-P")]
-    return sorted(ids, key=lambda i: int(i.split("-")[1][1:]))
+    return [spec.env_id for spec in problem_specs()]
 
 
 def multiagent_ids() -> list[str]:
     """The multi-agent REALM ids (those :func:`parallel_env` accepts), in problem order."""
-    multi = {spec.id for spec in ENV_SPECS if spec.parallel_entry_point}
+    multi = {spec.id for spec in env_specs() if spec.parallel_entry_point}
     return [i for i in realm_ids() if i in multi]
 
 
@@ -95,7 +112,7 @@ def parallel_env(env_id: str, **kwargs: Any) -> Any:
     guide, cook...), joint steps over the single-agent env's own rules. ``kwargs`` go to the
     env (``instance=``, ``render_mode=``...), except ``max_cycles`` (a joint-step limit).
     Needs the ``multiagent`` extra (``pip install "crab_gym[multiagent]"``)."""
-    entry = {spec.id: spec for spec in ENV_SPECS}.get(env_id)
+    entry = {spec.id: spec for spec in env_specs()}.get(env_id)
     if entry is None or entry.parallel_entry_point is None:
         raise ValueError(f"{env_id!r} has no multi-agent view; multi-agent ids: {', '.join(multiagent_ids())}")
     module_name, _, attr = entry.parallel_entry_point.partition(":")

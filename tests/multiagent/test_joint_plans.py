@@ -26,10 +26,11 @@ import pytest
 import crab_gym
 from crab_gym.baselines.registry import policies_for, policy_specs
 from crab_gym.datasets import list_instances
+from crab_gym.envs.realm.index import problem_specs
 from crab_gym.envs.testing import same
 from crab_gym.multiagent import NOOP, RealmParallelEnv
 
-DISRUPTED = {"Realm-P4-v0", "Realm-P7-v0", "Realm-P8-v0", "Realm-P9-v0", "Realm-P10-v0"}
+DISRUPTED = {spec.env_id for spec in problem_specs() if spec.disruptions}
 
 
 def _problem(env_id: str) -> str:

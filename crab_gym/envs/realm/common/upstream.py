@@ -11,37 +11,38 @@ from typing import Any
 
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 
-#: (problem, required keys) in detection order (P4 before P3).
-PROBLEM_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("P4", ("city_map", "ride_requests", "disruptions")),
-    ("P3", ("city_map", "ride_requests")),
-    ("P2", ("visitor_groups", "tour_guides")),
-    ("P1", ("distances", "time_windows")),
-    ("P10", ("suppliers", "facilities", "delivery_deadlines")),
-    ("P9", ("cooking_tasks", "family_members", "disruptions")),
-    ("P6", ("cooking_tasks", "family_members")),
-    ("P8", ("guests", "errands", "travel_times", "disruptions")),
-    ("P5", ("guests", "errands", "travel_times")),
-    ("P7", ("regions", "resources")),
-)
+#: ``(problem, required keys)`` in detection order, and the keys only upstream files use:
+#: written by the problem index (:func:`use_problem_keys`) when it reads the families' records.
+_TABLE: dict[str, Any] = {"keys": (), "marks": frozenset()}
+
+
+def use_problem_keys(keys: tuple[tuple[str, tuple[str, ...]], ...], marks: frozenset[str]) -> None:
+    """Set the detection table (the problem index calls it: the families' ``upstream_keys``
+    and ``upstream_marks``). It lives here, below the families that use it, and is written
+    from above, so that no module here imports upward."""
+    _TABLE["keys"], _TABLE["marks"] = tuple(keys), frozenset(marks)
+
+
+def problem_keys() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(problem, required keys)`` in detection order (P4 before P3)."""
+    return _TABLE["keys"]
+
+
+def _upstream_only() -> frozenset[str]:
+    """Detection keys that crab_gym's own formats never use: one of them present marks a file
+    as upstream-shaped even when another detection key is missing. (``disruptions`` is not
+    among them: our own P4 format has it too.)"""
+    return _TABLE["marks"]
 
 
 def detect_problem(data: Any) -> str | None:
     """``"P1"`` .. ``"P10"`` from an upstream mapping's keys, or None if none matches."""
     if not isinstance(data, dict):
         return None
-    for problem, keys in PROBLEM_KEYS:
+    for problem, keys in problem_keys():
         if all(k in data for k in keys):
             return problem
     return None
-
-
-#: Detection keys that crab_gym's own formats never use: one of them present marks a file as
-#: upstream-shaped even when another detection key is missing. (``disruptions`` is not among
-#: them: our own P4 format has it too.)
-_UPSTREAM_ONLY = ("distances", "time_windows", "visitor_groups", "tour_guides", "city_map", "ride_requests",
-                  "delivery_deadlines", "cooking_tasks", "family_members", "travel_times",
-                  "resources")
 
 
 def partial_upstream(data: Any) -> tuple[str, list[str]] | None:
@@ -57,8 +58,9 @@ def partial_upstream(data: Any) -> tuple[str, list[str]] | None:
     if found is not None:
         return found, []
     best: tuple[int, int, str, list[str]] | None = None  # (present, -missing, problem, missing)
-    for problem, keys in PROBLEM_KEYS:
-        present = [k for k in keys if k in data and k in _UPSTREAM_ONLY]
+    marks = _upstream_only()
+    for problem, keys in problem_keys():
+        present = [k for k in keys if k in data and k in marks]
         missing = [k for k in keys if k not in data]
         if present and (best is None or (len(present), -len(missing)) > best[:2]):
             best = (len(present), -len(missing), problem, missing)
@@ -72,7 +74,7 @@ def partial_upstream(data: Any) -> tuple[str, list[str]] | None:
 
 def missing_key_error(data: dict, problem: str, missing: list[str], source: str) -> InstanceFormatError:
     """The error for an upstream-shaped mapping that lacks detection key(s) ``missing``."""
-    keys = next(k for p, k in PROBLEM_KEYS if p == problem)
+    keys = next(k for p, k in problem_keys() if p == problem)
     has = [k for k in keys if k in data]
     return InstanceFormatError(
         source,

@@ -1,0 +1,18 @@
+"""Where the parts of REALM P10 (the global GPU supply chain) live: the problem's record in the index."""
+
+from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
+
+P10 = ProblemSpec(
+    problem="P10", title="global supply chain", package=__package__,
+    env="env:SupplyChainEnv", names="formats:shipped_p10_names", load="formats:load_p10",
+    generate="generator:generate_p10", check="check:check", reference="references:reference_p10",
+    upstream="formats:from_upstream_p10", upstream_keys=("suppliers", "facilities", "delivery_deadlines"),
+    upstream_marks=("delivery_deadlines",),
+    heuristics=(NamedHeuristic(
+        "p10_greedy", "heuristics:greedy_action",
+        "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier",
+        style="action"),),
+    multiagent=True, disruptions=True, docs="docs/p10.md", tests="tests/p10",
+)
+
+SPECS = (P10,)

@@ -1,0 +1,27 @@
+"""Where the parts of REALM P5 and P8 (wedding logistics, without and with disruptions) live."""
+
+from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
+
+GREEDY = NamedHeuristic("wedding_greedy", "heuristics:greedy_action",
+                        "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue",
+                        style="action")
+
+P5 = ProblemSpec(
+    problem="P5", title="wedding logistics", package=__package__,
+    env="env:WeddingEnv", names="formats:shipped_p5_names", load="formats:load_p5",
+    generate="generator:generate_p5", check="check:check", reference="references:p5_reference",
+    upstream="formats:from_upstream_p5", upstream_keys=("guests", "errands", "travel_times"),
+    upstream_marks=("travel_times",),
+    heuristics=(GREEDY,), multiagent=True, docs="docs/p5_p8.md", tests="tests/p5_p8",
+)
+
+P8 = ProblemSpec(
+    problem="P8", title="wedding logistics with disruptions", package=__package__,
+    env="env_disruptions:WeddingDisruptionEnv", names="formats:shipped_p8_names", load="formats:load_p8",
+    generate="generator:generate_p8", check="check:check", reference="references:p8_reference",
+    upstream="formats:from_upstream_p8", upstream_keys=("guests", "errands", "travel_times", "disruptions"),
+    upstream_marks=("travel_times",),
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/p5_p8.md", tests="tests/p5_p8",
+)
+
+SPECS = (P5, P8)
