@@ -38,6 +38,27 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
     span of all windows; non-integer minutes rounded. Anything else unusable raises
     :class:`InstanceFormatError` naming ``source`` and the field.
     """
+    locations, start, end = _locations(data, source)
+    matrix = _travel_minutes(data["distances"], locations, source)
+    windows = _windows(data["time_windows"], locations, source)
+    max_travel = _max_travel(data.get("max_duration"), source)
+    try:
+        return P1Instance(
+            name=str(data.get("instance_id") or Path(str(source)).stem),
+            description=str(data.get("description", "")),
+            locations=list(locations),
+            start=start,
+            end=end,
+            travel=matrix,
+            windows=[windows[loc] for loc in locations],
+            max_travel=max_travel,
+        )
+    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
+        raise validation_error(exc, source) from None
+
+
+def _locations(data: object, source: str) -> tuple[list[str], str, str]:
+    """The required keys present, and (locations, start, end) checked: distinct names, known ends."""
     if not isinstance(data, dict):
         raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
     for key in ("locations", "start_location", "distances", "time_windows"):
@@ -53,9 +74,12 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
     for key, val in (("start_location", start), ("end_location", end)):
         if val not in locations:
             raise InstanceFormatError(source, f"{val!r} is not one of the locations", field=key)
+    return locations, start, end
 
+
+def _travel_minutes(distances: object, locations: list[str], source: str) -> list[list[int | None]]:
+    """``{"a-b": minutes}`` -> the whole-minute matrix (a missing ``b-a`` filled from ``a-b``)."""
     names, idx, n = set(locations), {x: i for i, x in enumerate(locations)}, len(locations)
-    distances = data["distances"]
     if not isinstance(distances, dict):
         raise InstanceFormatError(source, "expected an object {\"a-b\": minutes}", field="distances")
     travel: list[list[float | None]] = [[None] * n for _ in range(n)]
@@ -69,9 +93,13 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
                 source, f"expected minutes in [0, {MAX_QUANTITY}], got {val!r}", field=field
             )
         travel[idx[pair[0]]][idx[pair[1]]] = float(val)
-    matrix = whole_minutes(travel, locations, source, "distances", missing="error")
+    # stacklevel 3: the repair warnings point at from_upstream_p1's caller
+    return whole_minutes(travel, locations, source, "distances", missing="error", stacklevel=3)
 
-    raw_windows = data["time_windows"]
+
+def _windows(raw_windows: object, locations: list[str], source: str) -> dict[str, tuple[int, int]]:
+    """Clock-hour windows -> minutes by location (inverted ones swapped, missing ones the span)."""
+    names = set(locations)
     if not isinstance(raw_windows, dict):
         raise InstanceFormatError(source, "expected an object {location: [open, close]}", field="time_windows")
     for key in raw_windows:
@@ -84,7 +112,7 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
         if hi < lo:
             warnings.warn(
                 f"{source}: {field} is inverted ({val[0]}, {val[1]}); swapped",
-                RealmRepairWarning, stacklevel=2,
+                RealmRepairWarning, stacklevel=3,
             )
             lo, hi = hi, lo
         windows[loc] = (lo, hi)
@@ -97,31 +125,21 @@ def from_upstream_p1(data: dict, source: str) -> P1Instance:
             warnings.warn(
                 f"{source}: time_windows[{loc!r}] missing; used the span of all windows "
                 f"({span[0]}..{span[1]} minutes)",
-                RealmRepairWarning, stacklevel=2,
+                RealmRepairWarning, stacklevel=3,
             )
             windows[loc] = span
+    return windows
 
-    max_travel = data.get("max_duration")
-    if max_travel is not None:
-        if not is_number(max_travel) or too_large(max_travel) or max_travel < 0:
-            raise InstanceFormatError(
-                source, f"expected minutes in [0, {MAX_QUANTITY}], got {max_travel!r}", field="max_duration"
-            )
-        max_travel = int(math.floor(max_travel + 1e-9))
 
-    try:
-        return P1Instance(
-            name=str(data.get("instance_id") or Path(str(source)).stem),
-            description=str(data.get("description", "")),
-            locations=list(locations),
-            start=start,
-            end=end,
-            travel=matrix,
-            windows=[windows[loc] for loc in locations],
-            max_travel=max_travel,
+def _max_travel(max_travel: object, source: str) -> int | None:
+    """``max_duration`` as whole minutes (None: no limit)."""
+    if max_travel is None:
+        return None
+    if not is_number(max_travel) or too_large(max_travel) or max_travel < 0:
+        raise InstanceFormatError(
+            source, f"expected minutes in [0, {MAX_QUANTITY}], got {max_travel!r}", field="max_duration"
         )
-    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
-        raise validation_error(exc, source) from None
+    return int(math.floor(max_travel + 1e-9))
 
 
 # ---------------------------------------------------------------------------------------

@@ -41,61 +41,84 @@ def positions(inst: P1Instance) -> np.ndarray:
     return classical_mds(inst.travel)
 
 
+# The frame's size and layout (pixels) and its colours.
+WIDTH, HEIGHT, PAD, HEAD, STRIP = 640, 480, 30, 30, 50
+INK, BG = (30, 30, 30), (236, 244, 230)
+GREY, GREEN, ORANGE, BLUE = (150, 150, 150), (0, 158, 115), (213, 94, 0), (0, 90, 200)
+
+
 def render_image(inst: P1Instance, t: Tour) -> np.ndarray:
     """The ``rgb_array`` frame: the campus map with the route, a key, the day and the walk budget."""
-    width, height, pad, head, strip = 640, 480, 30, 30, 50
-    ink, bg = (30, 30, 30), (236, 244, 230)
-    canvas = Canvas(width, height, background=bg)
-    grey, green, orange, blue = (150, 150, 150), (0, 158, 115), (213, 94, 0), (0, 90, 200)
+    canvas = Canvas(WIDTH, HEIGHT, background=BG)
+    _draw_map(canvas, inst, t, _pixels(inst))
+    _draw_header(canvas, inst, t)
+    left, right = PAD + 34, WIDTH - PAD - 36
+    y0 = HEIGHT - STRIP + 10
+    _draw_day(canvas, inst, t, left, right, y0)
+    _draw_walk(canvas, inst, t, left, right, y0 + 20)
+    return canvas.image()
+
+
+def _pixels(inst: P1Instance) -> np.ndarray:
+    """The locations' map points scaled into the frame between header and strip, north up."""
     xy = positions(inst)
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     span = np.maximum(hi - lo, 1e-9)
-    scale = min((width - 2 * pad - 60) / span[0], (height - head - strip - 2 * pad) / span[1])
-    px = pad + 30 + (xy - lo) * scale
-    px[:, 1] = height - strip - pad - (xy[:, 1] - lo[1]) * scale  # north up
+    scale = min((WIDTH - 2 * PAD - 60) / span[0], (HEIGHT - HEAD - STRIP - 2 * PAD) / span[1])
+    px = PAD + 30 + (xy - lo) * scale
+    px[:, 1] = HEIGHT - STRIP - PAD - (xy[:, 1] - lo[1]) * scale  # north up
+    return px
+
+
+def _draw_map(canvas: Canvas, inst: P1Instance, t: Tour, px: np.ndarray) -> None:
+    """The route, a mark a location (square: start/end; colour: on time, late, not yet), names."""
     for a, b in zip(t.route, t.route[1:]):
-        canvas.line(px[a, 0], px[a, 1], px[b, 0], px[b, 1], blue, width=3)
+        canvas.line(px[a, 0], px[a, 1], px[b, 0], px[b, 1], BLUE, width=3)
     labels = LabelPlacer(canvas)
     for j in range(inst.n):
         x, y = px[j]
         labels.block(x - 7, y - 7, x + 8, y + 8)
         if j in (t.s, t.e):
-            canvas.rect(x - 7, y - 7, x + 8, y + 8, ink)
+            canvas.rect(x - 7, y - 7, x + 8, y + 8, INK)
             continue
         if not t.visited[j]:
-            fill = grey
+            fill = GREY
         else:
-            fill = green if t.on_time[j] else orange
+            fill = GREEN if t.on_time[j] else ORANGE
         canvas.disc(x, y, 6, fill)
     x, y = px[t.pos]
     canvas.outline(x - 10, y - 10, x + 10, y + 10, (200, 0, 0))
     for j in range(inst.n):  # names beside the marks, on a background patch over lines
-        labels.place(px[j, 0], px[j, 1], abbreviate(inst.locations[j], 11), ink if t.visited[j] else (90, 90, 90),
-                     gap=10, background=bg)
-    # header: the state in words, then a key to the marks
+        labels.place(px[j, 0], px[j, 1], abbreviate(inst.locations[j], 11), INK if t.visited[j] else (90, 90, 90),
+                     gap=10, background=BG)
+
+
+def _draw_header(canvas: Canvas, inst: P1Instance, t: Tour) -> None:
+    """The header: the state in words, then a key to the marks."""
     n_targets = int(t.target_mask.sum())
     budget = f"/{inst.max_travel}" if inst.max_travel is not None else ""
     canvas.text(6, 4, f"clock {_clock(t.clock)}  walked {t.walked}{budget} min  "
-                      f"visited {int((t.visited & t.target_mask).sum())}/{n_targets}  on time {t.targets_on_time}", ink)
+                      f"visited {int((t.visited & t.target_mask).sum())}/{n_targets}  on time {t.targets_on_time}", INK)
     kx, ky = 6, 17
-    for mark, name in (("square", "start/end"), (green, "on time"), (orange, "late"), (grey, "not yet"),
+    for mark, name in (("square", "start/end"), (GREEN, "on time"), (ORANGE, "late"), (GREY, "not yet"),
                        ("here", "here"), ("route", "route")):
         if mark == "square":
-            canvas.rect(kx, ky, kx + 7, ky + 7, ink)
+            canvas.rect(kx, ky, kx + 7, ky + 7, INK)
         elif mark == "here":
             canvas.outline(kx - 1, ky - 1, kx + 8, ky + 8, (200, 0, 0))
         elif mark == "route":
-            canvas.line(kx - 2, ky + 3, kx + 9, ky + 3, blue, width=3)
+            canvas.line(kx - 2, ky + 3, kx + 9, ky + 3, BLUE, width=3)
         else:
             canvas.disc(kx + 3, ky + 3, 4, mark)
-        canvas.text(kx + 12, ky, name, ink)
+        canvas.text(kx + 12, ky, name, INK)
         kx += 12 + canvas.text_width(name) + 14
-    canvas.line(0, head - 2, width, head - 2, (200, 210, 195))
-    # bottom strip: the day from departure to closing (clock so far), the walking budget used
-    left, right = pad + 34, width - pad - 36
-    y0 = height - strip + 10
+    canvas.line(0, HEAD - 2, WIDTH, HEAD - 2, (200, 210, 195))
+
+
+def _draw_day(canvas: Canvas, inst: P1Instance, t: Tour, left: float, right: float, y0: float) -> None:
+    """The day from departure to closing, filled up to the clock."""
     day0, day1 = inst.departure, max(inst.windows[t.e][1], inst.departure + 1)
-    canvas.text(6, y0 + 4, f"day {_clock(day0)}", ink)
+    canvas.text(6, y0 + 4, f"day {_clock(day0)}", INK)
     canvas.rect(left, y0, right, y0 + 14, (210, 210, 210))
     frac = min(max((t.clock - day0) / (day1 - day0), 0.0), 1.0)
     canvas.rect(left, y0, left + frac * (right - left), y0 + 14, (0, 114, 178))
@@ -104,21 +127,23 @@ def render_image(inst: P1Instance, t: Tour) -> np.ndarray:
     if frac * (right - left) > canvas.text_width(now) + 6:  # inside the filled part, else after it
         canvas.text(x_now - 3 - canvas.text_width(now), y0 + 4, now, (255, 255, 255))
     else:
-        canvas.text(x_now + 3, y0 + 4, now, ink)
-    canvas.text(right + 4, y0 + 4, _clock(day1), ink)
-    y1 = y0 + 20
-    canvas.text(6, y1 + 2, "WALK", ink)
+        canvas.text(x_now + 3, y0 + 4, now, INK)
+    canvas.text(right + 4, y0 + 4, _clock(day1), INK)
+
+
+def _draw_walk(canvas: Canvas, inst: P1Instance, t: Tour, left: float, right: float, y1: float) -> None:
+    """The walking budget used (or the minutes walked when there is no limit)."""
+    canvas.text(6, y1 + 2, "WALK", INK)
     if inst.max_travel:
         used = min(t.walked / inst.max_travel, 1.0)
         canvas.rect(left, y1 + 1, right, y1 + 10, (225, 225, 215))
         canvas.rect(left, y1 + 1, left + used * (right - left), y1 + 10, (230, 159, 0))
-        canvas.text(right + 4, y1 + 2, f"max {inst.max_travel}", ink)
+        canvas.text(right + 4, y1 + 2, f"max {inst.max_travel}", INK)
         walked = f"{t.walked} min"
         x_used = left + used * (right - left)
         if used * (right - left) > canvas.text_width(walked) + 6:
-            canvas.text(x_used - 3 - canvas.text_width(walked), y1 + 2, walked, ink)
+            canvas.text(x_used - 3 - canvas.text_width(walked), y1 + 2, walked, INK)
         else:
-            canvas.text(x_used + 3, y1 + 2, walked, ink)
+            canvas.text(x_used + 3, y1 + 2, walked, INK)
     else:
-        canvas.text(left, y1 + 2, f"{t.walked} min walked, no limit", ink)
-    return canvas.image()
+        canvas.text(left, y1 + 2, f"{t.walked} min walked, no limit", INK)
