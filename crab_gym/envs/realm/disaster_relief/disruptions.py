@@ -20,7 +20,6 @@ are injected by list.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -79,7 +78,3 @@ def on_grid(d: WeatherEvent | ResourceShortage, inst: P7Instance, now: int) -> W
     up = inst.start + -(-(end - inst.start) // slot) * slot
     begin = max(now, down)
     return d.model_copy(update={"start": begin, "duration": max(0, up - begin)})
-
-
-def disruption_to_json(d: Any) -> dict[str, Any]:
-    return json.loads(d.model_dump_json())

@@ -15,27 +15,17 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.disruptions import (
-    DisruptionReport,
-    checked_adaptation_reference,
-    episode_over_report,
-    inject_and_report,
-)
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, normalised_optimality
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
 from crab_gym.envs.realm.disaster_relief import render as rendering
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
 from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
 from crab_gym.envs.realm.disaster_relief.coordination import coordination
-from crab_gym.envs.realm.disaster_relief.disruptions import (
-    DISRUPTION_KINDS,
-    disruption_to_json,
-    on_grid,
-    parse_disruption,
-)
+from crab_gym.envs.realm.disaster_relief.disruptions import DISRUPTION_KINDS, on_grid, parse_disruption
 from crab_gym.envs.realm.disaster_relief.formats import FILES
 from crab_gym.envs.realm.disaster_relief.generator import generate_p7
 from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent
@@ -123,7 +113,7 @@ def _relief(pct: int) -> Evaluator:
                      description=f"{pct} % of the best known plan's severity-weighted relief delivered")
 
 
-class DisasterReliefEnv(RealmEnv):
+class DisasterReliefEnv(DisruptedRealmEnv):
     """Send relief from a base to regions in need before their deadlines, with vehicles of
     different speed and capacity, while weather blocks regions and shortages cut the stock
     (REALM-Bench P7).
@@ -252,6 +242,8 @@ class DisasterReliefEnv(RealmEnv):
     agent_arguments = ("vehicle",)
     #: The disruption types a random process may draw (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
+    disruption_parser = staticmethod(parse_disruption)
+    faced_reference = staticmethod(reference_p7)
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_fired")
 
     @checked_init
@@ -260,7 +252,7 @@ class DisasterReliefEnv(RealmEnv):
         self, instance: str | Path | dict | P7Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
-        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._init_disruptions(adaptation_reference)
         self._generator, inst = SOURCE.start(instance, generator)
         self._max_load = max([MAX_UNITS // 100] + [v.capacity for v in inst.vehicles])
         super().__init__(_make_actions(inst, self._max_load), **options)
@@ -299,29 +291,23 @@ class DisasterReliefEnv(RealmEnv):
         self._restart()
 
     def _restart(self) -> None:
-        self._injected: list[Any] = []
-        self._snapshot: ReliefSim | None = None
+        self._clear_disruptions()
         self._events: list[str] = []
-        self._fired: list[dict[str, Any]] = []
         self._verdict: ReliefCheck | None = None
         self._attempted: list[dict[str, Any]] = []  # every trip sent or submitted, refused ones too
-        self._adaptation: dict[str, Any] | None = None
-        self._forget_reference()
         self.sim = ReliefSim.start(self.instance, self.instance.disruptions)
         self._settle()
-
-    def _solve_reference(self) -> Reference:
-        return reference_p7(self.instance, self.faced_schedule())
 
     # ================================================================== dynamics
     def _heard(self, fired: list[Any], final: bool = False) -> None:
         """Disruptions just fired: report them; the first one before the end is where the
         adaptation yardstick takes over."""
-        for d in fired:
-            self._fired.append(disruption_to_json(d))
-            self._events.append(f"{hhmm(self.sim.now)} disruption: {d.describe()}")
-        if fired and not final and self._snapshot is None:
-            self._snapshot = self.sim.copy()
+        self._note_fired(fired)
+        if fired and not final:
+            self._take_snapshot(self.sim.copy)
+
+    def _fired_event(self, d: Any) -> str:
+        return f"{hhmm(self.sim.now)} disruption: {d.describe()}"
 
     def _settle(self) -> None:
         """Apply what is due; stand down the vehicles with nothing left to do; move the clock
@@ -451,13 +437,7 @@ class DisasterReliefEnv(RealmEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         events, self._events = self._events, []
-        fired, self._fired = self._fired, []
-        return {
-            "clock": -1 if self.sim.done else int(self.sim.now),
-            "events": events,
-            "disruptions": fired,
-            "active_disruptions": [d.describe() for d in self._active_disruptions()],
-        }
+        return {"clock": -1 if self.sim.done else int(self.sim.now), "events": events, **self._fired_info()}
 
     def _active_disruptions(self) -> list[Any]:
         sim = self.sim
@@ -503,22 +483,22 @@ class DisasterReliefEnv(RealmEnv):
         state: ``(kept - cost) / (kept - yardstick)`` clipped to [0, 1], where ``kept`` is the
         cost of stopping at the first disruption (the trips made so far, nothing more) and
         the yardstick the re-solving oracle's from there (or the reference's value)."""
-        if self._snapshot is None:
-            return NOT_APPLICABLE, None
-        if self.adaptation_mode == "oracle":
-            ref = self.reference.value
-        elif self._defer_adaptation():
-            return NOT_APPLICABLE, None  # finish_adaptation() solves it
-        else:
-            if self._adaptation is None:
-                self._adaptation = adaptive_reference(self._snapshot)
-            ref = self._adaptation["value"]
-        if not feasible:
-            return 0.0, ref
-        kept = check_plan(self.instance, self._snapshot.plan(), self.faced_schedule()).cost
-        if ref is None or kept <= ref:
-            return NOT_APPLICABLE, ref  # nothing was left to gain after the disruption
-        return normalised_optimality(ref, cost, feasible, kept), ref
+
+        def score(ref: float | None) -> float | None:
+            if not feasible:
+                return 0.0
+            kept = check_plan(self.instance, self._snapshot.plan(), self.faced_schedule()).cost
+            if ref is None or kept <= ref:
+                return NOT_APPLICABLE  # nothing was left to gain after the disruption
+            return normalised_optimality(ref, cost, feasible, kept)
+
+        return self._measure_adaptation(score)
+
+    def _stored_adaptation_value(self) -> float | None:
+        return self.reference.value
+
+    def _resolve_adaptation(self) -> float:
+        return adaptive_reference(self._snapshot)["value"]
 
     def _coordination(self, verdict: ReliefCheck) -> tuple[float | None, float | None]:
         """``(coordination, solo baseline)``: see :mod:`.coordination`."""
@@ -559,36 +539,23 @@ class DisasterReliefEnv(RealmEnv):
             "allocations": sim.allocations(),
             "trips": sim.plan()["trips"],
             "refused": self._refused(verdict),
-            "disruptions": [disruption_to_json(d) for d in sim.applied],
+            "disruptions": [self._disruption_json(d) for d in sim.applied],
         }
         return metrics, solution
 
     # ================================================================== disruption protocol
-    def parse_disruption(self, disruption: Any) -> Any:
-        """A typed disruption from a mapping (or a typed one), checked against this instance."""
-        return parse_disruption(disruption, self.instance)
+    def _disruption_clock(self) -> int | None:
+        return None if self.sim.done else self.sim.now
 
-    def apply_disruption(self, disruption: Any) -> DisruptionReport:
-        """Add a disruption to the episode: applied now if its start has come (a start in the
-        past counts from now), else when the clock reaches it. Times go on the grid."""
-        d = self.parse_disruption(disruption)
-        if self.sim.done:
-            return episode_over_report()
-        now = self.sim.now
-        d = on_grid(d, self.instance, now)
-        self._injected.append(d)
-        self._forget_reference()
-        return inject_and_report(self, d, now, disruption_to_json(d), self._events)
+    def _schedule_disruption(self, d: Any, now: int) -> Any:
+        """Times go on the grid (a start of None or in the past counts from now)."""
+        return on_grid(d, self.instance, now)
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: the regions (``locations``), no routes, and the
         window of start minutes that matter (the instance's start .. horizon)."""
         inst = self.instance
         return {"routes": [], "locations": list(inst.region_ids), "window": (inst.start, inst.horizon)}
-
-    def faced_schedule(self) -> list[Any]:
-        """The disruptions this episode faces: the instance's plus those injected."""
-        return list(self.instance.disruptions) + list(self._injected)
 
     # ================================================================== words and pictures
     @property

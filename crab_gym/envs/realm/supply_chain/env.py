@@ -17,16 +17,11 @@ from pydantic import ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.coordination import savings_share
-from crab_gym.envs.realm.common.disruptions import (
-    DisruptionReport,
-    checked_adaptation_reference,
-    disruption_report,
-    episode_over_report,
-)
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
+from crab_gym.envs.realm.common.disruptions import DisruptionReport, disruption_report
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
 from crab_gym.envs.realm.supply_chain.coordination import solo_cost
@@ -149,7 +144,7 @@ def _adaptation_score(value: float, cost: float, baseline: float) -> float:
     return max(0.0, min(1.0, (value / cost - value / baseline) / (1.0 - value / baseline)))
 
 
-class SupplyChainEnv(RealmEnv):
+class SupplyChainEnv(DisruptedRealmEnv):
     """Plan a GPU maker's purchases and production so that the demand is packaged by the due
     day, within budget, at least cost, while shortages and breakdowns strike (REALM-Bench P10).
 
@@ -279,6 +274,8 @@ class SupplyChainEnv(RealmEnv):
     instance_source = SOURCE
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
+    disruption_parser = staticmethod(parse_disruption)
+    faced_reference = staticmethod(reference_p10)
 
     @checked_init
     @realm_keywords
@@ -286,7 +283,7 @@ class SupplyChainEnv(RealmEnv):
         self, instance: str | Path | dict | P10Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
-        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._init_disruptions(adaptation_reference)
         self._generator, inst = SOURCE.start(instance, generator)
         self._max_quantity = max(1, 4 * max(inst.need(c) for c in range(len(inst.components))))
         super().__init__(_make_actions(inst, self._max_quantity), **options)
@@ -332,24 +329,11 @@ class SupplyChainEnv(RealmEnv):
         self._restart()
 
     def _restart(self) -> None:
-        self._injected: list[Any] = []
-        # the state when the first disruption struck (at the start of its day, before any
-        # decision of that day), pickled: an archive no later move can change (and cheap to
-        # compare), the plan the agent was following then, and the disruptions added after it
-        self._snapshot: bytes | None = None
-        self._kept_plan: dict[str, Any] = {}
-        self._injected_since_snapshot: list[Any] = []
+        self._clear_disruptions()
         self._events: list[str] = []
-        self._struck: list[dict[str, Any]] = []
-        self._paused = False
-        self._plan_left: dict[str, Any] = {}
-        self._forget_reference()  # the injected disruptions are gone
         self.sim = SupplySim(self.instance)
         self._note_struck(list(self.sim.fired))
         self._settle()
-
-    def _solve_reference(self) -> Reference:
-        return reference_p10(self.instance, self.faced_schedule())
 
     def _agent_cost(self) -> float:
         return float(self.sim.cost())
@@ -373,7 +357,7 @@ class SupplyChainEnv(RealmEnv):
             arrivals[c, min(t, inst.end_day)] += q
         shortage = np.zeros((S, C), dtype=np.int8)
         breakdown = np.zeros(3, dtype=np.int8)
-        for d in self._active():
+        for d in self._active_disruptions():
             if isinstance(d, Shortage):
                 c = inst.component_names.index(d.component)
                 for s, sid in enumerate(inst.supplier_ids):
@@ -463,16 +447,8 @@ class SupplyChainEnv(RealmEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         events, self._events = self._events, []
-        struck, self._struck = self._struck, []
-        return {
-            "day": int(self.sim.day),
-            "spent": int(self.sim.spent),
-            "events": events,
-            "disruptions": struck,
-            "active_disruptions": [d.describe() for d in self._active()],
-            "paused": bool(self._paused),
-            "pending_plan": dict(self._plan_left),
-        }
+        return {"day": int(self.sim.day), "spent": int(self.sim.spent), "events": events, **self._fired_info(),
+                **self._pause_info()}
 
     # ================================================================== action entries
     def _order(self, component: str, supplier: str, quantity: int) -> None:
@@ -498,20 +474,16 @@ class SupplyChainEnv(RealmEnv):
         plan, self._pending = self._pending, None
         if not isinstance(plan, DayPlan):
             raise RuntimeError("submit_plan runs through env.step(), which checks the plan first")
-        struck = carry_out(self.sim, plan, on_strike=lambda _: self._take_snapshot(
-            plan.as_arguments(self.sim, self.sim.day)))
+        struck = carry_out(self.sim, plan, on_strike=lambda _: self._archive(plan.as_arguments(self.sim, self.sim.day)))
         self._note_struck(struck)
         self._paused = not self.sim.done and bool(struck) and plan.left_after(self.sim.day)
         if self._paused:
-            self._plan_left = plan.as_arguments(self.sim, self.sim.day)
+            self._pending_plan = plan.as_arguments(self.sim, self.sim.day)
             self._events.append(f"plan paused on day {self.sim.day} by a disruption; submit a plan again")
         else:
-            self._plan_left = {}
+            self._pending_plan = {}
             self._events.append("plan carried out to the last day")
         self._settle()
-
-    def _unpause(self) -> None:
-        self._paused, self._plan_left = False, {}
 
     def _end_day(self) -> None:
         day = self.sim.day
@@ -525,60 +497,49 @@ class SupplyChainEnv(RealmEnv):
             self._end_day()
 
     def _note_struck(self, struck: list[Any]) -> None:
-        for d in struck:
-            self._struck.append(disruption_to_json(d))
-            self._events.append(f"disruption on day {d.start}: {d.describe()}")
-            self._forget_reference()
+        self._note_fired(struck)
         if struck:
-            self._take_snapshot(self._plan_left)
+            self._archive(self._pending_plan)
 
-    def _take_snapshot(self, kept_plan: dict[str, Any]) -> None:
-        """Archive the state as the first disruption strikes (later strikes keep the first),
+    def _archive(self, kept_plan: dict[str, Any]) -> None:
+        """The snapshot: the state as the first disruption strikes (at the start of its day,
+        before any decision of that day), pickled -- an archive no later move can change --
         with the rest of the plan the agent was following (``{}``: none)."""
-        if self._snapshot is None:
-            self._snapshot = pickle.dumps(self.sim)
-            self._kept_plan = dict(kept_plan)
+        self._take_snapshot(lambda: pickle.dumps(self.sim), dict(kept_plan))
 
-    def _active(self) -> list[Shortage | Breakdown]:
+    def _fired_event(self, d: Shortage | Breakdown) -> str:
+        return f"disruption on day {d.start}: {d.describe()}"
+
+    def _disruption_json(self, d: Shortage | Breakdown) -> dict[str, Any]:
+        return disruption_to_json(d)
+
+    def _active_disruptions(self) -> list[Shortage | Breakdown]:
         return [d for d in self.sim.fired if d.active(self.sim.day)]
 
     # ================================================================== disruption protocol
-    def parse_disruption(self, disruption: Any) -> Shortage | Breakdown:
-        """A typed disruption from a mapping (``type``, ``component``/``facility`` or
-        ``location``, ``start`` day or None, ``duration`` days, ``shortage``), checked
-        against this instance; raises ``InvalidDisruptionError`` saying what is wrong."""
-        return parse_disruption(disruption, self.instance)
+    def _disruption_clock(self) -> int | None:
+        return None if self.sim.done else self.sim.day
 
-    def apply_disruption(self, disruption: Any) -> DisruptionReport:
-        """Add a disruption: it strikes when its day begins (now if that day has come;
-        tomorrow if today's decisions have begun, so none of them breaks it)."""
-        d = self.parse_disruption(disruption)
-        if self.sim.done:
-            return episode_over_report()
-        day = self.sim.day
-        d = self.sim.schedule_disruption(d)
-        self._injected.append(d)
-        if self._snapshot is not None:
-            self._injected_since_snapshot.append(d)
-        self._forget_reference()
+    def _schedule_disruption(self, d: Shortage | Breakdown, now: int) -> Shortage | Breakdown:
+        """On the simulation's calendar: it strikes when its day begins (now if that day has
+        come; tomorrow if today's decisions have begun, so none of them breaks it)."""
+        return self.sim.schedule_disruption(d)
+
+    def _inject(self, d: Shortage | Breakdown, now: int) -> DisruptionReport:
         struck = self.sim.fire(self.sim.clock.due())
         self._note_struck(struck)
         applied = bool(struck)
-        msg = f"applied on day {day}: {d.describe()}" if applied else \
+        msg = f"applied on day {now}: {d.describe()}" if applied else \
             f"scheduled: {d.describe()} (strikes when day {d.start} begins)"
         if not applied:
             self._events.append(msg)
-        return disruption_report(applied, day, msg, disruption_to_json(d))
+        return disruption_report(applied, now, msg, disruption_to_json(d))
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: ``locations`` (components and stages), no routes,
         and the ``window`` of start days ``(0, end_day)``."""
         inst = self.instance
         return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.end_day)}
-
-    def faced_schedule(self) -> list[Any]:
-        """The disruptions this episode faces: the instance's own plus those added."""
-        return list(self.instance.disruptions) + list(self._injected)
 
     # ================================================================== results
     def _check(self) -> Any:
@@ -627,30 +588,37 @@ class SupplyChainEnv(RealmEnv):
         agent was following then, on a ratio scale where doing nothing more from that state
         scores 0 (:func:`_adaptation_score`). Not applicable (None) when no disruption struck;
         0 for an infeasible plan (no solve then)."""
-        if self._snapshot is None:
-            return NOT_APPLICABLE, None
-        if not feasible:
+        if self._snapshot is not None and not feasible:
             return 0.0, None
-        if self.adaptation_mode != "oracle" and self._defer_adaptation():
-            return NOT_APPLICABLE, None  # finish_adaptation() solves it
+
+        def score(value: float) -> float:
+            baseline = self._restored_snapshot()
+            baseline.run_to_end()  # doing nothing more
+            return _adaptation_score(value, cost, float(baseline.cost()))
+
+        return self._measure_adaptation(score)
+
+    def _restored_snapshot(self) -> SupplySim:
+        """The state when the first disruption struck, facing those injected after it."""
         snapshot: SupplySim = pickle.loads(self._snapshot)  # noqa: S301 - bytes this env wrote
-        for d in self._injected_since_snapshot:
+        for d in self._injected_after_snapshot:
             snapshot.schedule_disruption(d)
-        baseline = snapshot.copy()
-        baseline.run_to_end()  # doing nothing more
-        if self.adaptation_mode == "oracle":
-            ref = self.reference
-            value = float(ref.extra.get("adaptive_value", ref.value))
-        else:
-            value = float(oracle.adaptive(snapshot).sim.cost())
-            kept = _kept_cost(snapshot, self._kept_plan)
-            if kept is not None:
-                value = min(value, kept)
-        return _adaptation_score(value, cost, float(baseline.cost())), value
+        return snapshot
+
+    def _stored_adaptation_value(self) -> float:
+        ref = self.reference
+        return float(ref.extra.get("adaptive_value", ref.value))
+
+    def _resolve_adaptation(self) -> float:
+        """The better of the oracle re-solving from the snapshot and keeping the plan."""
+        snapshot = self._restored_snapshot()
+        value = float(oracle.adaptive(snapshot).sim.cost())
+        kept = _kept_cost(snapshot, self._snapshot_keep)
+        return value if kept is None else min(value, kept)
 
     # ================================================================== rendering
     def _render_text(self) -> str:
-        return render_text(self.instance, self.sim, self._active())
+        return render_text(self.instance, self.sim, self._active_disruptions())
 
     def _render_image(self) -> np.ndarray:
         return render_image(self.instance, self.sim)

@@ -13,19 +13,18 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from gymnasium import spaces
 
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.disruptions import (
     DisruptionKind,
     DisruptionReport,
     InvalidDisruptionError,
-    checked_adaptation_reference,
     disruption_report,
-    episode_over_report,
 )
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference
+from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.thanksgiving.env import GENERATOR_COUNTS, ThanksgivingEnv
 from crab_gym.envs.realm.thanksgiving.formats import FILES
 from crab_gym.envs.realm.thanksgiving.generator import generate_p9
@@ -42,7 +41,7 @@ SOURCE = InstanceSource(FILES["P9"], SizedGenerator(generate_p9, GENERATOR_COUNT
 DISRUPTION_KINDS = {"flight_delay": DisruptionKind(strikes="location", has_delay=True)}
 
 
-class ThanksgivingDelaysEnv(ThanksgivingEnv):
+class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     """Thanksgiving dinner while flights are delayed (REALM-Bench P9): P6's afternoon, but some
     flights land late, and the family learns it only when the delay is announced.
 
@@ -112,8 +111,7 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
         generator: dict | None = None, adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
-        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
-        self._injected: list[FlightDelay] = []
+        self._init_disruptions(adaptation_reference)
         super().__init__(instance, generator=generator, **options)
         M = len(self.instance.members)
         self.observation_space = spaces.Dict(
@@ -125,13 +123,11 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
         return list(inst.delays)
 
     def _restart(self) -> None:
-        self._injected = []
-        self._forget_reference()  # the injected delays are gone
+        self._clear_disruptions()  # the injected delays are gone
         super()._restart()
 
-    def faced_schedule(self) -> list[FlightDelay]:
-        """The delays this episode faces: the instance's plus the injected ones."""
-        return list(self.instance.delays) + list(self._injected)
+    def _own_disruptions(self) -> list[FlightDelay]:
+        return self._delays(self.instance)
 
     def _solve_reference(self) -> Reference:
         inst = self.instance
@@ -165,20 +161,21 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
             raise InvalidDisruptionError(f"unknown flight {d.flight!r}; flights: {', '.join(self.instance.flight_arrival)}")
         return d
 
-    def apply_disruption(self, disruption: Any) -> DisruptionReport:
-        """Inject a flight delay: it is real at once (a car at the airport waits for the new
-        landing) and announced at its ``start`` (now if that has passed). Raises
-        :class:`InvalidDisruptionError` for a flight that has landed or a bad mapping."""
-        d = self.parse_disruption(disruption)
+    def _disruption_clock(self) -> int | None:
+        return None if self._terminated else self.kitchen.now
+
+    def _schedule_disruption(self, d: FlightDelay, now: int) -> FlightDelay:
+        """Announced at its ``start``, now if that has passed. Raises
+        :class:`InvalidDisruptionError` for a flight that has landed."""
         k = self.kitchen
-        if self._terminated:
-            return episode_over_report()
         landing = self.instance.flight_arrival[d.flight] + sum(x.delay for x in k.true_delays if x.flight == d.flight)
-        if landing <= k.now:
+        if landing <= now:
             raise InvalidDisruptionError(f"{d.flight} has landed at {hhmm(landing)}; it cannot be delayed")
-        d = d.model_copy(update={"announced": max(d.announced, k.now)})
-        self._injected.append(d)
-        self._forget_reference()
+        return d.model_copy(update={"announced": max(d.announced, now)})
+
+    def _inject(self, d: FlightDelay, now: int) -> DisruptionReport:
+        """It is real at once (a car at the airport waits for the new landing)."""
+        k = self.kitchen
         k.delay_flight(d)
         applied = d.announced <= k.now
         if applied:
@@ -226,15 +223,18 @@ class ThanksgivingDelaysEnv(ThanksgivingEnv):
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         metrics, solution = super()._final_info()
         k, feasible = self.kitchen, metrics["feasible"]
-        snapshot, ref_value = k.first_announcement, None
-        adaptation: float | None = NOT_APPLICABLE
-        if snapshot is not None and not (self.adaptation_mode != "oracle" and self._defer_adaptation()):
-            if self.adaptation_mode == "oracle":
-                ref_value = self.reference.extra.get("adaptive_value", self.reference.value)
-            else:
-                ref_value = best_continuation(snapshot)
-            adaptation = optimality(self.instance, ref_value, metrics["cost"], feasible, metrics["solo_cost"])
+        adaptation, ref_value = self._measure_adaptation(
+            lambda best: optimality(self.instance, best, metrics["cost"], feasible, metrics["solo_cost"]))
         metrics.update(adaptation=adaptation, adaptation_reference_cost=ref_value, delays_announced=len(k.announced))
         solution["delays"] = [d.model_dump() for d in k.announced]
         return metrics, solution
 
+    def _adaptation_state(self) -> Any:
+        """The kitchen as the first delay was announced (None: none was)."""
+        return self.kitchen.first_announcement
+
+    def _stored_adaptation_value(self) -> float | None:
+        return self.reference.extra.get("adaptive_value", self.reference.value)
+
+    def _resolve_adaptation(self) -> float:
+        return best_continuation(self.kitchen.first_announcement)
