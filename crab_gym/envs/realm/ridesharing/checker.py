@@ -23,6 +23,7 @@ without those two costs or when one vehicle alone is as good as the reference.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -85,6 +86,116 @@ class _Travel:
         )
 
 
+@dataclass
+class _Tally:
+    """What driving the plan finds: violations, broken constraints, stops served, minutes."""
+
+    violations: list[str] = field(default_factory=list)
+    broken: dict[str, set[str]] = field(default_factory=dict)
+    picked: dict[str, tuple[str, int]] = field(default_factory=dict)
+    dropped: dict[str, tuple[str, int]] = field(default_factory=dict)
+    over_capacity: set[str] = field(default_factory=set)
+    travel: int = 0
+    schedule: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass
+class _Ride:
+    """One vehicle on its way: where, from which minute, its load and passengers."""
+
+    vid: str
+    capacity: int
+    here: str
+    t: int
+    load: int = 0
+    aboard: set[str] = field(default_factory=set)
+
+
+def _pick_up(tally: _Tally, ride: _Ride, req: Any, pos: int, arrive: int) -> int:
+    """Board passenger ``req`` arriving at ``arrive``; returns the service minute."""
+    pid = req.passenger_id
+    service = max(arrive, req.pickup_window[0])
+    if pid in tally.picked:
+        tally.violations.append(f"{pid} picked up twice")
+        tally.broken[pid].add("service")
+    else:
+        tally.picked[pid] = (ride.vid, pos)
+    if arrive > req.pickup_window[1]:
+        tally.violations.append(f"{pid} picked up late ({arrive} > {req.pickup_window[1]})")
+        tally.broken[pid].add("window")
+    ride.load += req.passengers
+    ride.aboard.add(pid)
+    if ride.load > ride.capacity:
+        tally.violations.append(f"{ride.vid} carries {ride.load} > capacity {ride.capacity}")
+        tally.over_capacity.add(ride.vid)
+    return service
+
+
+def _drop_off(tally: _Tally, ride: _Ride, req: Any, pos: int, arrive: int) -> int:
+    """Drop passenger ``req`` arriving at ``arrive``; returns the service minute."""
+    pid = req.passenger_id
+    if pid in tally.dropped:
+        tally.violations.append(f"{pid} dropped off twice")
+        tally.broken[pid].add("service")
+    else:
+        tally.dropped[pid] = (ride.vid, pos)
+    if pid not in ride.aboard:
+        tally.violations.append(f"{ride.vid} drops {pid} who is not on board")
+        tally.broken[pid].add("service")
+    else:
+        ride.aboard.discard(pid)
+        ride.load -= req.passengers
+    if arrive > req.latest_dropoff:
+        tally.violations.append(f"{pid} dropped off late ({arrive} > {req.latest_dropoff})")
+        tally.broken[pid].add("deadline")
+    return arrive
+
+
+def _drive(tally: _Tally, ride: _Ride, stops: Sequence[str], requests: Mapping[str, Any], travel: _Travel) -> None:
+    """Drive one vehicle through its stops, in order, recording what it breaks."""
+    schedule = tally.schedule[ride.vid] = []
+    for pos, stop in enumerate(stops):
+        kind, _, pid = str(stop).partition(":")
+        if kind not in ("pickup", "dropoff") or pid not in requests:
+            tally.violations.append(f"{ride.vid}: unknown stop {stop!r}")
+            continue
+        req = requests[pid]
+        target = req.pickup if kind == "pickup" else req.dropoff
+        t = ride.t
+        arrive = t + travel.minutes(ride.here, target, t)
+        tally.travel += arrive - t
+        serve = _pick_up if kind == "pickup" else _drop_off
+        service = serve(tally, ride, req, pos, arrive)
+        schedule.append({"stop": stop, "depart": t, "arrive": arrive, "service": service})
+        ride.here, ride.t = target, service
+    for pid in ride.aboard:
+        tally.violations.append(f"{pid} is never dropped off")
+        tally.broken[pid].add("service")
+
+
+def _served(tally: _Tally, requests: Mapping[str, Any]) -> int:
+    """Requests served consistently (both stops, once, same vehicle, pickup first); a
+    request served in part breaks its service constraint."""
+    served = 0
+    for pid in requests:
+        p, d = tally.picked.get(pid), tally.dropped.get(pid)
+        if p and d and p[0] == d[0] and p[1] < d[1] and "service" not in tally.broken[pid]:
+            served += 1
+        elif p or d:
+            tally.broken[pid].add("service")
+    return served
+
+
+def _faced(instance: P3Instance, solution: Mapping[str, Any], disruptions: Sequence[Any] | None) -> list[Any]:
+    """The disruptions to check against, as plain mappings: given, else the solution's, else
+    the instance's."""
+    if disruptions is None:
+        disruptions = solution.get("disruptions")
+    if disruptions is None:
+        disruptions = getattr(instance, "disruptions", [])
+    return [d if isinstance(d, Mapping) else d.model_dump() for d in disruptions]
+
+
 def check_plan(
     instance: P3Instance,
     solution: Mapping[str, Any],
@@ -110,90 +221,22 @@ def check_plan(
     Returns a dict with ``feasible``, ``violations`` (list of text), ``cost``, ``travel``,
     ``served``, ``schedule`` and ``metrics``.
     """
-    if disruptions is None:
-        disruptions = solution.get("disruptions")
-    if disruptions is None:
-        disruptions = getattr(instance, "disruptions", [])
-    plain = [d if isinstance(d, Mapping) else d.model_dump() for d in disruptions]
-    travel = _Travel(instance, plain)
+    travel = _Travel(instance, _faced(instance, solution, disruptions))
     requests = {r.passenger_id: r for r in instance.requests}
     vehicles = {v.vehicle_id: v for v in instance.vehicles}
-    assignments = solution.get("assignments", {})
-
-    violations: list[str] = []
-    broken: dict[str, set[str]] = {pid: set() for pid in requests}
-    picked: dict[str, tuple[str, int]] = {}
-    dropped: dict[str, tuple[str, int]] = {}
-    over_capacity: set[str] = set()
-    total_travel = 0
-    schedule: dict[str, list[dict[str, Any]]] = {}
-    for vid, stops in assignments.items():
+    tally = _Tally(broken={pid: set() for pid in requests})
+    for vid, stops in solution.get("assignments", {}).items():
         if vid not in vehicles:
-            violations.append(f"unknown vehicle {vid!r}")
+            tally.violations.append(f"unknown vehicle {vid!r}")
             continue
         veh = vehicles[vid]
-        here, t, load = veh.location, instance.start_time, 0
-        aboard: set[str] = set()
-        schedule[vid] = []
-        for pos, stop in enumerate(stops):
-            kind, _, pid = str(stop).partition(":")
-            if kind not in ("pickup", "dropoff") or pid not in requests:
-                violations.append(f"{vid}: unknown stop {stop!r}")
-                continue
-            req = requests[pid]
-            target = req.pickup if kind == "pickup" else req.dropoff
-            arrive = t + travel.minutes(here, target, t)
-            total_travel += arrive - t
-            if kind == "pickup":
-                service = max(arrive, req.pickup_window[0])
-                if pid in picked:
-                    violations.append(f"{pid} picked up twice")
-                    broken[pid].add("service")
-                else:
-                    picked[pid] = (vid, pos)
-                if arrive > req.pickup_window[1]:
-                    violations.append(f"{pid} picked up late ({arrive} > {req.pickup_window[1]})")
-                    broken[pid].add("window")
-                load += req.passengers
-                aboard.add(pid)
-                if load > veh.capacity:
-                    violations.append(f"{vid} carries {load} > capacity {veh.capacity}")
-                    over_capacity.add(vid)
-            else:
-                service = arrive
-                if pid in dropped:
-                    violations.append(f"{pid} dropped off twice")
-                    broken[pid].add("service")
-                else:
-                    dropped[pid] = (vid, pos)
-                if pid not in aboard:
-                    violations.append(f"{vid} drops {pid} who is not on board")
-                    broken[pid].add("service")
-                else:
-                    aboard.discard(pid)
-                    load -= req.passengers
-                if arrive > req.latest_dropoff:
-                    violations.append(f"{pid} dropped off late ({arrive} > {req.latest_dropoff})")
-                    broken[pid].add("deadline")
-            schedule[vid].append({"stop": stop, "depart": t, "arrive": arrive, "service": service})
-            here, t = target, service
-        for pid in aboard:
-            violations.append(f"{pid} is never dropped off")
-            broken[pid].add("service")
-
-    served_ids = []
-    for pid in requests:
-        p, d = picked.get(pid), dropped.get(pid)
-        if p and d and p[0] == d[0] and p[1] < d[1] and "service" not in broken[pid]:
-            served_ids.append(pid)
-        elif p or d:
-            broken[pid].add("service")
-    served = len(served_ids)
+        _drive(tally, _Ride(vid, veh.capacity, veh.location, instance.start_time), stops, requests, travel)
+    served = _served(tally, requests)
     n_req, n_veh = len(requests), len(vehicles)
     declared = 3 * n_req + n_veh
-    failed = sum(len(b) for b in broken.values()) + len(over_capacity)
-    feasible = not violations
-    cost = total_travel + instance.unserved_penalty * (n_req - served)
+    failed = sum(len(b) for b in tally.broken.values()) + len(tally.over_capacity)
+    feasible = not tally.violations
+    cost = tally.travel + instance.unserved_penalty * (n_req - served)
     metrics: dict[str, Any] = {
         "planning_quality": served / n_req if n_req else 1.0,
         "optimality": optimality_ratio(reference_cost, cost, feasible) if reference_cost is not None else None,
@@ -204,10 +247,10 @@ def check_plan(
         metrics["adaptation"] = optimality_ratio(adaptation_reference, cost, feasible)
     return {
         "feasible": feasible,
-        "violations": violations,
+        "violations": tally.violations,
         "cost": cost,
-        "travel": total_travel,
+        "travel": tally.travel,
         "served": served,
-        "schedule": schedule,
+        "schedule": tally.schedule,
         "metrics": metrics,
     }

@@ -129,59 +129,67 @@ def plant_requests(
     _, vehicle_range, request_range = SIZE_TARGETS[size]
     n_vehicles = _count(rng, vehicle_range, n_vehicles)
     n_requests = _count(rng, request_range, n_requests)
-    n = len(names)
-    vehicles = [
-        Vehicle(
-            vehicle_id=f"v{k + 1}",
-            location=names[int(rng.integers(n))],
-            capacity=int(rng.integers(2, 5)),
-            fuel=100.0,
-        )
-        for k in range(n_vehicles)
-    ]
+    vehicles = _draw_vehicles(rng, names, n_vehicles)
     owner = np.sort(rng.integers(0, n_vehicles, n_requests))
     owner[: min(n_vehicles, n_requests)] = np.arange(min(n_vehicles, n_requests))
     rng.shuffle(owner)
-
-    def tt(a: int, b: int, t: int) -> int:
-        return int(network.matrix_at(active_at(disruptions, t), t)[a, b])
-
     requests: list[tuple[int, RideRequest]] = []
     owners: list[str] = []
     for k, veh in enumerate(vehicles):
         here, t = network.index[veh.location], start_time
         for _ in range(int((owner == k).sum())):
-            p = int(rng.integers(n))
-            d = int(rng.choice([x for x in range(n) if x != p]))
-            arrive = t + tt(here, p, t)
-            service = arrive + 5 * int(rng.integers(0, 9))  # an optional wait of 0..40 minutes
-            width = 5 * int(rng.integers(4, 10))  # 20..45 minutes
-            earliest = max(_floor5(service - 5 * int(rng.integers(0, width // 5))), 0)
-            latest = max(earliest + width, service)
-            drop = service + tt(p, d, service)
-            latest_dropoff = max(latest + int(network.static[p, d]) + 5 * int(rng.integers(2, 7)), drop + 5)
-            requests.append(
-                (
-                    service,
-                    RideRequest(
-                        passenger_id="tmp",
-                        pickup=names[p],
-                        dropoff=names[d],
-                        pickup_window=(earliest, latest),
-                        latest_dropoff=latest_dropoff,
-                    ),
-                )
-            )
+            service, request, here, t = _hidden_ride(rng, network, disruptions, names, here, t)
+            requests.append((service, request))
             owners.append(veh.vehicle_id)
-            here, t = d, drop
-    # passenger ids in order of the hidden pickup times (ties: by drawing order)
+    return vehicles, *_named(requests, owners, vehicles)
+
+
+def _draw_vehicles(rng: np.random.Generator, names: list[str], n_vehicles: int) -> list[Vehicle]:
+    """Vehicles at random places with 2..4 seats."""
+    n = len(names)
+    return [
+        Vehicle(vehicle_id=f"v{k + 1}", location=names[int(rng.integers(n))], capacity=int(rng.integers(2, 5)), fuel=100.0)
+        for k in range(n_vehicles)
+    ]
+
+
+def _hidden_ride(
+    rng: np.random.Generator, network: RoadNetwork, disruptions: tuple, names: list[str], here: int, t: int
+) -> tuple[int, RideRequest, int, int]:
+    """One ride of a vehicle's hidden route from place ``here`` at minute ``t``: (its pickup
+    minute, the request, where and when the vehicle is free after the dropoff)."""
+
+    def tt(a: int, b: int, at: int) -> int:
+        return int(network.matrix_at(active_at(disruptions, at), at)[a, b])
+
+    n = len(names)
+    p = int(rng.integers(n))
+    d = int(rng.choice([x for x in range(n) if x != p]))
+    arrive = t + tt(here, p, t)
+    service = arrive + 5 * int(rng.integers(0, 9))  # an optional wait of 0..40 minutes
+    width = 5 * int(rng.integers(4, 10))  # 20..45 minutes
+    earliest = max(_floor5(service - 5 * int(rng.integers(0, width // 5))), 0)
+    latest = max(earliest + width, service)
+    drop = service + tt(p, d, service)
+    latest_dropoff = max(latest + int(network.static[p, d]) + 5 * int(rng.integers(2, 7)), drop + 5)
+    request = RideRequest(
+        passenger_id="tmp", pickup=names[p], dropoff=names[d], pickup_window=(earliest, latest), latest_dropoff=latest_dropoff
+    )
+    return service, request, d, drop
+
+
+def _named(
+    requests: list[tuple[int, RideRequest]], owners: list[str], vehicles: list[Vehicle]
+) -> tuple[list[RideRequest], dict[str, list[str]]]:
+    """Passenger ids in order of the hidden pickup times (ties: by drawing order), and the
+    hidden plan (drawing order = each vehicle's driving order)."""
     order = sorted(range(len(requests)), key=lambda i: requests[i][0])
     pid = {i: f"p{rank + 1}" for rank, i in enumerate(order)}
     named = [requests[i][1].model_copy(update={"passenger_id": pid[i]}) for i in order]
     hidden: dict[str, list[str]] = {v.vehicle_id: [] for v in vehicles}
-    for i in range(len(requests)):  # drawing order = each vehicle's driving order
+    for i in range(len(requests)):
         hidden[owners[i]] += [f"pickup:{pid[i]}", f"dropoff:{pid[i]}"]
-    return vehicles, named, hidden
+    return named, hidden
 
 
 _IMPACTS = {

@@ -28,13 +28,27 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+from ortools.constraint_solver import pywrapcp
 
 from crab_gym.envs.realm.common import solver_budget
+from crab_gym.envs.realm.common.fleet.routing import (
+    STARTS,
+    Attempt,
+    RoutingParts,
+    best_attempt,
+    deterministic_attempts,
+    fix_start,
+    optional_pair,
+    route_codes,
+    routing_status_name,
+    search_parameters,
+    tie_pair,
+)
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, simulate_plan
 
@@ -82,36 +96,41 @@ class DarpResult:
     solve_seconds: float = field(default=0.0, compare=False)
 
 
+#: A built routing model (kept under its old name for the disruption oracle).
+_Model = RoutingParts
+
+
 @dataclass
-class _Model:
-    routing: Any
-    manager: Any
-    node_stop: list[int]
+class _Nodes:
+    """The model's nodes: vehicle starts, the shared end, a (pickup, dropoff) pair per waiting
+    request, then a dropoff per passenger on board (pinned to its vehicle)."""
+
+    loc: list[int]
+    stop: list[int]
+    pairs: list[tuple[int, int, int]]  # (request, pickup node, dropoff node)
+    pinned: list[tuple[int, int, int]]  # (model vehicle, request, node)
 
 
-def build_model(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle], waiting: list[int]) -> _Model:
-    reqs = instance.requests
-    index = instance.index
+def _nodes(instance: P3Instance, vehicles: list[DarpVehicle], waiting: list[int]) -> _Nodes:
+    reqs, index = instance.requests, instance.index
     nv = len(vehicles)
-    # nodes: vehicle starts, the end, then (pickup, dropoff) per waiting request, then on-board dropoffs
-    node_loc: list[int] = [v.loc for v in vehicles] + [-1]
-    node_stop: list[int] = [-1] * (nv + 1)
-    end = nv
-    pairs: list[tuple[int, int, int]] = []
+    nodes = _Nodes([v.loc for v in vehicles] + [-1], [-1] * (nv + 1), [], [])
     for r in waiting:
-        p, d = len(node_loc), len(node_loc) + 1
-        node_loc += [index[reqs[r].pickup], index[reqs[r].dropoff]]
-        node_stop += [2 * r, 2 * r + 1]
-        pairs.append((r, p, d))
-    pinned: list[tuple[int, int, int]] = []  # (model vehicle, request, node)
+        p = len(nodes.loc)
+        nodes.loc += [index[reqs[r].pickup], index[reqs[r].dropoff]]
+        nodes.stop += [2 * r, 2 * r + 1]
+        nodes.pairs.append((r, p, p + 1))
     for mv, v in enumerate(vehicles):
         for r in v.onboard:
-            node_loc.append(index[reqs[r].dropoff])
-            node_stop.append(2 * r + 1)
-            pinned.append((mv, r, len(node_loc) - 1))
+            nodes.loc.append(index[reqs[r].dropoff])
+            nodes.stop.append(2 * r + 1)
+            nodes.pinned.append((mv, r, len(nodes.loc) - 1))
+    return nodes
+
+
+def _transit(matrix: np.ndarray, node_loc: list[int]) -> list[list[int]]:
+    """Minutes between nodes; every node reaches the end (place -1) for free."""
     n = len(node_loc)
-    big = int(matrix.max()) if matrix.size else 0
-    horizon = max([instance.horizon] + [v.free for v in vehicles]) + 2 * big + 60
     transit = [[0] * n for _ in range(n)]
     for i in range(n):
         if node_loc[i] < 0:
@@ -120,16 +139,28 @@ def build_model(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVeh
         for j in range(n):
             if node_loc[j] >= 0:
                 transit[i][j] = int(row[node_loc[j]])
-    manager = pywrapcp.RoutingIndexManager(n, nv, list(range(nv)), [end] * nv)
+    return transit
+
+
+def build_model(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVehicle], waiting: list[int]) -> _Model:
+    """The DARP as a RoutingModel (see the module docstring)."""
+    reqs = instance.requests
+    nv = len(vehicles)
+    nodes = _nodes(instance, vehicles, waiting)
+    n = len(nodes.loc)
+    big = int(matrix.max()) if matrix.size else 0
+    horizon = max([instance.horizon] + [v.free for v in vehicles]) + 2 * big + 60
+    manager = pywrapcp.RoutingIndexManager(n, nv, list(range(nv)), [nv] * nv)
     routing = pywrapcp.RoutingModel(manager)
-    transit_cb = routing.RegisterTransitMatrix(transit)
+    parts = RoutingParts(routing, manager, nodes.stop)
+    transit_cb = routing.RegisterTransitMatrix(_transit(matrix, nodes.loc))
     routing.SetArcCostEvaluatorOfAllVehicles(transit_cb)
     routing.AddDimension(transit_cb, horizon, horizon, False, "Time")
     tdim = routing.GetDimensionOrDie("Time")
     demand = [0] * n
-    for r, p, d in pairs:
+    for r, p, d in nodes.pairs:
         demand[p], demand[d] = reqs[r].passengers, -reqs[r].passengers
-    for _, r, node in pinned:
+    for _, r, node in nodes.pinned:
         demand[node] = -reqs[r].passengers
     load_cb = routing.RegisterUnaryTransitVector(demand)
     # A vehicle already carrying more than its capacity (an overloaded plan earlier in the
@@ -137,72 +168,42 @@ def build_model(instance: P3Instance, matrix: np.ndarray, vehicles: list[DarpVeh
     capacities = [max(v.capacity, v.load) for v in vehicles]
     routing.AddDimensionWithVehicleCapacity(load_cb, 0, capacities, False, "Load")
     ldim = routing.GetDimensionOrDie("Load")
-    solver = routing.solver()
     for mv, v in enumerate(vehicles):
-        start = routing.Start(mv)
-        tdim.CumulVar(start).SetRange(v.free, v.free)
-        ldim.CumulVar(start).SetRange(v.load, v.load)
-    for r, p, d in pairs:
-        pi, di = manager.NodeToIndex(p), manager.NodeToIndex(d)
+        fix_start(routing, tdim, ldim, mv, v.free, v.load)
+    for r, p, d in nodes.pairs:
         lo, hi = reqs[r].pickup_window
-        routing.AddPickupAndDelivery(pi, di)
-        solver.Add(routing.VehicleVar(pi) == routing.VehicleVar(di))
-        solver.Add(tdim.CumulVar(pi) <= tdim.CumulVar(di))
+        pi, di = tie_pair(parts, tdim, p, d)
         tdim.CumulVar(pi).SetRange(lo, max(lo, min(hi, horizon)))
         tdim.CumulVar(di).SetRange(0, max(0, min(reqs[r].latest_dropoff, horizon)))
-        routing.AddDisjunction([pi], int(instance.unserved_penalty))
-        routing.AddDisjunction([di], 0)
-    for mv, r, node in pinned:
+        optional_pair(routing, pi, di, instance.unserved_penalty)
+    for mv, r, node in nodes.pinned:
         idx = manager.NodeToIndex(node)
         # Pin the passenger to its vehicle. VehicleVar().SetValue works on every OR-Tools
         # release; SetAllowedVehiclesForIndex rejects Python lists from 9.15 on.
         routing.VehicleVar(idx).SetValue(mv)
         tdim.SetCumulVarSoftUpperBound(idx, reqs[r].latest_dropoff, LATE_COST)
-    return _Model(routing, manager, node_stop)
+    return parts
+
+
+def _read_routes(vehicles: list[DarpVehicle]) -> Callable[[RoutingParts, Any], dict[int, list[int]]]:
+    """Stop codes per vehicle index, read from a solution."""
+    return lambda parts, assignment: {v.index: route_codes(parts, assignment, mv) for mv, v in enumerate(vehicles)}
 
 
 def solve_once(
     model: _Model, vehicles: list[DarpVehicle], first: str, meta: str, time_limit: float, solution_limit: int | None
 ) -> tuple[dict[int, list[int]] | None, int | None, str]:
-    routing, manager = model.routing, model.manager
-    params = pywrapcp.DefaultRoutingSearchParameters()
-    params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, first)
-    params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, meta)
-    params.time_limit.FromMilliseconds(int(time_limit * 1000))
-    if solution_limit is not None:
-        params.solution_limit = int(solution_limit)
-    assignment = routing.SolveWithParameters(params)
+    """One search of a built model: (stop codes per vehicle index, objective, status)."""
+    routing = model.routing
+    assignment = routing.SolveWithParameters(search_parameters(first, meta, time_limit, solution_limit))
     status = routing_status_name(routing.status())
     if assignment is None:
         return None, None, status
-    routes: dict[int, list[int]] = {}
-    for mv, v in enumerate(vehicles):
-        idx = routing.Start(mv)
-        stops = []
-        while not routing.IsEnd(idx):
-            node = manager.IndexToNode(idx)
-            if model.node_stop[node] >= 0:
-                stops.append(model.node_stop[node])
-            idx = assignment.Value(routing.NextVar(idx))
-        routes[v.index] = stops
-    return routes, int(assignment.ObjectiveValue()), status
-
-
-def routing_status_name(code: int) -> str:
-    """OR-Tools' name of a routing status code, e.g. ``"ROUTING_SUCCESS"``.
-
-    The ``RoutingSearchStatus`` enum arrived in OR-Tools 9.10; before it, the codes were
-    constants of ``RoutingModel``. Both are read, so that every release we allow works.
-    """
-    enum = getattr(routing_enums_pb2, "RoutingSearchStatus", None)
-    if enum is not None:
-        return enum.Value.Name(code)
-    names = {getattr(pywrapcp.RoutingModel, n): n for n in dir(pywrapcp.RoutingModel) if n.startswith("ROUTING_")}
-    return names.get(code, f"ROUTING_STATUS_{code}")
+    return _read_routes(vehicles)(model, assignment), int(assignment.ObjectiveValue()), status
 
 
 #: First-solution strategies tried by the deterministic search (greedy descent from each).
-DETERMINISTIC_STARTS = ("PARALLEL_CHEAPEST_INSERTION", "LOCAL_CHEAPEST_INSERTION", "PATH_CHEAPEST_ARC")
+DETERMINISTIC_STARTS = STARTS
 
 
 def solve_darp(
@@ -226,21 +227,13 @@ def solve_darp(
     t0 = time.perf_counter()
     if not vehicles:
         return DarpResult({}, "NO_VEHICLE", None, time_limit, solution_limit)
-    best: tuple[dict[int, list[int]] | None, int | None, str] = (None, None, "ROUTING_NOT_SOLVED")
     if solution_limit is None:
-        attempts = [("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", None)]
+        attempts: list[Attempt] = [("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", None)]
     else:
-        attempts = [(fs, "GREEDY_DESCENT", None) for fs in DETERMINISTIC_STARTS]
-        if len(waiting) >= 3:
-            attempts.append(("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", solution_limit))
-    for first, meta, limit in attempts:
-        model = build_model(instance, matrix, vehicles, waiting)
-        found = solve_once(model, vehicles, first, meta, time_limit, limit)
-        if found[0] is not None and (best[1] is None or found[1] < best[1]):
-            best = found
-        elif best[0] is None:
-            best = (None, None, found[2])
-    routes, objective, status = best
+        attempts = deterministic_attempts(len(waiting), 3, solution_limit)
+    routes, objective, status = best_attempt(
+        attempts, lambda: build_model(instance, matrix, vehicles, waiting), _read_routes(vehicles), time_limit
+    )
     return DarpResult(
         routes or {},
         status,

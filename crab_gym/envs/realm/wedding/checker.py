@@ -40,6 +40,86 @@ class WeddingCheck(PlanCheck):
     ends: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass
+class _Walk:
+    """One vehicle on its route: the minute, the place, what it carries."""
+
+    t: int
+    loc: int
+    guests_on: list[str] = field(default_factory=list)
+    goods_on: list[str] = field(default_factory=list)
+    seats_ok: bool = True
+
+
+def _blank(inst: WeddingInstance) -> dict[str, bool]:
+    """Every guest's and errand's constraints, unmet until the plan meets them."""
+    ok: dict[str, bool] = {}
+    for g in inst.guests:
+        ok[f"landed:{g.guest_id}"] = False
+        ok[f"photo:{g.guest_id}"] = False
+    for e in inst.errands:
+        ok[f"window:{e.errand_id}"] = False
+        ok[f"photo:{e.errand_id}"] = False
+    return ok
+
+
+def _unload(inst: WeddingInstance, out: WeddingCheck, walk: _Walk) -> None:
+    """Everything on board reaches the venue at ``walk.t`` (on time by the photo, or not)."""
+    for items in (walk.guests_on, walk.goods_on):
+        for item in items:
+            out.delivered[item] = walk.t
+            out.constraints[f"photo:{item}"] = walk.t <= inst.photo_time
+        items.clear()
+
+
+def _serve(out: WeddingCheck, walk: _Walk, vehicle: Any, stop: str, guests: Mapping[str, Any],
+           errands: Mapping[str, Any]) -> None:
+    """Pick a guest up (after landing) or run an errand (inside the hours) at ``walk.t``."""
+    ok = out.constraints
+    if stop in guests:
+        g = guests[stop]
+        walk.t = max(walk.t, g.arrival)
+        walk.guests_on.append(g.guest_id)
+        ok[f"landed:{g.guest_id}"] = True
+        walk.seats_ok &= len(walk.guests_on) <= vehicle.capacity
+        out.pickups.append({"guest": g.guest_id, "vehicle": vehicle.vehicle_id, "time": walk.t})
+        return
+    e = errands[stop]
+    walk.t = max(walk.t, e.opens)
+    ok[f"window:{e.errand_id}"] = walk.t <= e.latest_start
+    walk.t += e.service
+    walk.goods_on.append(e.errand_id)
+    out.errands_done.append({"errand": e.errand_id, "vehicle": vehicle.vehicle_id, "time": walk.t - e.service})
+
+
+def _drive(inst: WeddingInstance, out: WeddingCheck, v: int, stops: list[str], waits: list[int | None],
+           seen: set[str], disruptions: Sequence[Any]) -> None:
+    """Walk vehicle ``v`` through its stops and on to the venue, recording what it meets."""
+    guests = {f"pickup:{g.guest_id}": g for g in inst.guests}
+    errands = {f"errand:{e.errand_id}": e for e in inst.errands}
+    venue = inst.index[inst.venue]
+    veh = inst.vehicles[v]
+    walk = _Walk(veh.available, inst.index[veh.place])
+    for k, stop in enumerate(stops + [None]):
+        if waits[k] is not None:
+            walk.t = max(walk.t, int(waits[k]))
+        at_venue = stop is None or stop == VENUE_STOP
+        place = venue if at_venue else inst.index[guests[stop].place if stop in guests else errands[stop].shop]
+        leg = int(inst.network.matrix_at(disruptions, walk.t)[walk.loc, place])
+        out.travel += leg
+        walk.t, walk.loc = walk.t + leg, place
+        if at_venue:
+            _unload(inst, out, walk)
+            continue
+        if stop in seen:
+            out.constraints[f"once:{stop}"] = False
+        seen.add(stop)
+        _serve(out, walk, veh, stop, guests, errands)
+    out.ends[veh.vehicle_id] = walk.t
+    out.constraints[f"seats:{veh.vehicle_id}"] = walk.seats_ok
+    out.constraints[f"back:{veh.vehicle_id}"] = walk.t <= inst.end_by(v)
+
+
 def check_plan(
     instance: WeddingInstance,
     routes: Mapping[str, Sequence[str]],
@@ -52,66 +132,13 @@ def check_plan(
     (the last entry: for the venue at the end), as when an agent waited; ``disruptions``
     are those the episode applied, with their start minutes."""
     inst = instance
-    net = inst.network
-    guests = {f"pickup:{g.guest_id}": g for g in inst.guests}
-    errands = {f"errand:{e.errand_id}": e for e in inst.errands}
-    venue = inst.index[inst.venue]
-    ok: dict[str, bool] = {}
-    for g in inst.guests:
-        ok[f"landed:{g.guest_id}"] = False
-        ok[f"photo:{g.guest_id}"] = False
-    for e in inst.errands:
-        ok[f"window:{e.errand_id}"] = False
-        ok[f"photo:{e.errand_id}"] = False
+    ok = _blank(inst)
     out = WeddingCheck(feasible=False, cost=0.0, constraints=ok, metrics={})
     seen: set[str] = set()
     for v, veh in enumerate(inst.vehicles):
         stops = list(routes.get(veh.vehicle_id, ()))
         waits = list((departs or {}).get(veh.vehicle_id, ())) + [None] * (len(stops) + 1)
-        t, loc = veh.available, inst.index[veh.place]
-        guests_on: list[str] = []
-        goods_on: list[str] = []
-        seats_ok = True
-
-        def unload(now: int, aboard: list[list[str]]) -> None:
-            for items in aboard:
-                for item in items:
-                    out.delivered[item] = now
-                    ok[f"photo:{item}"] = now <= inst.photo_time
-                items.clear()
-
-        for k, stop in enumerate(stops + [None]):
-            if waits[k] is not None:
-                t = max(t, int(waits[k]))
-            place = venue if stop is None or stop == VENUE_STOP else inst.index[
-                guests[stop].place if stop in guests else errands[stop].shop
-            ]
-            leg = int(net.matrix_at(disruptions, t)[loc, place])
-            out.travel += leg
-            t, loc = t + leg, place
-            if stop is None or stop == VENUE_STOP:
-                unload(t, [guests_on, goods_on])
-                continue
-            if stop in seen:
-                ok[f"once:{stop}"] = False
-            seen.add(stop)
-            if stop in guests:
-                g = guests[stop]
-                t = max(t, g.arrival)
-                guests_on.append(g.guest_id)
-                ok[f"landed:{g.guest_id}"] = True
-                seats_ok &= len(guests_on) <= veh.capacity
-                out.pickups.append({"guest": g.guest_id, "vehicle": veh.vehicle_id, "time": t})
-            else:
-                e = errands[stop]
-                t = max(t, e.opens)
-                ok[f"window:{e.errand_id}"] = t <= e.latest_start
-                t += e.service
-                goods_on.append(e.errand_id)
-                out.errands_done.append({"errand": e.errand_id, "vehicle": veh.vehicle_id, "time": t - e.service})
-        out.ends[veh.vehicle_id] = t
-        ok[f"seats:{veh.vehicle_id}"] = seats_ok
-        ok[f"back:{veh.vehicle_id}"] = t <= inst.end_by(v)
+        _drive(inst, out, v, stops, waits, seen, disruptions)
     out.served = len(out.delivered)
     unserved = inst.n_items - out.served
     out.cost = float(out.travel + inst.unserved_penalty * unserved)

@@ -192,21 +192,16 @@ class _Town:
         return [[0 if a == b else self.roads.get((a, b)) for b in self.places] for a in self.places]
 
 
-def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
-    if not isinstance(data, dict):
-        raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
-    town = _Town(data, source)
-    cons = data.get("constraints", {})
-    if not isinstance(cons, dict):
-        raise InstanceFormatError(source, "expected an object", field="constraints")
+def _constraint_clock(cons: dict, key: str, default: int, source: str) -> int:
+    """``constraints.<key>`` as minutes from midnight (missing: ``default``, with a warning)."""
+    if key in cons:
+        return _clock(cons[key], source, f"constraints.{key}")
+    _warn(source, f"constraints.{key} missing; used {default // 60:02d}:{default % 60:02d}")
+    return default
 
-    def clock(key: str, default: int) -> int:
-        if key in cons:
-            return _clock(cons[key], source, f"constraints.{key}")
-        _warn(source, f"constraints.{key} missing; used {default // 60:02d}:{default % 60:02d}")
-        return default
 
-    photo, deadline = clock("photo_time", DEFAULT_PHOTO), clock("wedding_deadline", DEFAULT_DEADLINE)
+def _guests(data: dict, source: str, town: _Town) -> tuple[list[dict], list[dict]]:
+    """The guests who need a ride, and the guests' own cars (a vehicle each, from landing)."""
     guests, vehicles = [], []
     for k, item in enumerate(_list(data, "guests", source)):
         base = f"guests[{k}]"
@@ -226,6 +221,11 @@ def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
             guests.append(dict(guest_id=gid, place=place, arrival=arrival))
         else:
             _warn(source, f"{base}: {gid} needs no ride and has no car; assumed to reach the venue on their own")
+    return guests, vehicles
+
+
+def _add_vehicles(data: dict, source: str, town: _Town, vehicles: list[dict]) -> None:
+    """The listed vehicles, inserted before the guests' cars, available from the day's start."""
     raw_vehicles = _list(data, "vehicles", source)
     if raw_vehicles:
         _warn(source, f"vehicles have no start time; every vehicle is available from "
@@ -240,6 +240,10 @@ def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
         vehicles.insert(k, dict(vehicle_id=_name(item.get("id"), source, f"{base}.id"),
                                    place=town.place(item.get("location"), f"{base}.location"),
                                    capacity=int(cap), available=DEFAULT_START))
+
+
+def _errands(data: dict, source: str, town: _Town, cons: dict, deadline: int) -> list[dict]:
+    """The listed errands (at their shops, default hours), then those the constraints imply."""
     errands = []
     for k, item in enumerate(_list(data, "errands", source)):
         base = f"errands[{k}]"
@@ -259,6 +263,21 @@ def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
         _warn(source, f"constraints.{key}: added the errand {eid!r} at {shop} ({lo // 60:02d}:{lo % 60:02d}-"
               f"{hi // 60:02d}:{hi % 60:02d}, {DEFAULT_SERVICE} min of service)")
         errands.append(dict(errand_id=eid, shop=shop, opens=lo, closes=hi, service=DEFAULT_SERVICE))
+    return errands
+
+
+def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
+    if not isinstance(data, dict):
+        raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
+    town = _Town(data, source)
+    cons = data.get("constraints", {})
+    if not isinstance(cons, dict):
+        raise InstanceFormatError(source, "expected an object", field="constraints")
+    photo = _constraint_clock(cons, "photo_time", DEFAULT_PHOTO, source)
+    deadline = _constraint_clock(cons, "wedding_deadline", DEFAULT_DEADLINE, source)
+    guests, vehicles = _guests(data, source, town)
+    _add_vehicles(data, source, town, vehicles)
+    errands = _errands(data, source, town, cons, deadline)
     fields = {
         "name": str(data.get("instance_id") or Path(str(source)).stem),
         "description": str(data.get("description", "")),

@@ -32,15 +32,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+from ortools.constraint_solver import pywrapcp
 
+from crab_gym.envs.realm.common.fleet.routing import (
+    RoutingParts,
+    best_attempt,
+    deterministic_attempts,
+    fix_start,
+    optional_pair,
+    route_codes,
+    tie_pair,
+)
 from crab_gym.envs.realm.wedding.checker import check_plan
 from crab_gym.envs.realm.wedding.model import VENUE_STOP, WeddingInstance
 
 #: Solver description recorded with every value.
 SOLVER = "ortools RoutingModel (greedy descent x3, then GUIDED_LOCAL_SEARCH to a solution limit)"
-#: First-solution strategies of the deterministic search.
-STARTS = ("PARALLEL_CHEAPEST_INSERTION", "LOCAL_CHEAPEST_INSERTION", "PATH_CHEAPEST_ARC")
 #: Cost per minute late in a re-solve (soft photo time and vehicle ends).
 LATE_COST = 10_000
 #: Deterministic search settings: solutions visited by guided local search, wall-clock guard (s).
@@ -62,101 +69,94 @@ class RouteVehicle:
 
 
 @dataclass
-class _Model:
-    routing: Any
-    manager: Any
-    node_stop: list[int]
+class _Nodes:
+    """The model's nodes: per vehicle a start and an end at the venue, per stop to do a pair
+    (its place, a delivery at the venue), per item on board a delivery pinned to its vehicle."""
+
+    loc: list[int]
+    service: list[int]
+    stop: list[int]
+    demand: list[int]
+    pairs: list[tuple[int, int, int]] = field(default_factory=list)  # (stop, pickup node, delivery node)
+    pinned: list[tuple[int, int]] = field(default_factory=list)  # (model vehicle, node)
+
+    def add(self, loc: int, service: int, stop: int, demand: int) -> int:
+        self.loc.append(loc)
+        self.service.append(service)
+        self.stop.append(stop)
+        self.demand.append(demand)
+        return len(self.loc) - 1
 
 
-def _build(inst: WeddingInstance, matrix: np.ndarray, vehicles: list[RouteVehicle], todo: list[int], soft: bool) -> _Model:
+def _nodes(inst: WeddingInstance, vehicles: list[RouteVehicle], todo: list[int]) -> _Nodes:
     G, N = inst.n_guests, inst.n_items
     venue = inst.index[inst.venue]
-    place = [inst.stop_place(s) for s in range(N)]
-    ready = [g.arrival for g in inst.guests] + [e.opens for e in inst.errands]
-    latest = [inst.photo_time] * G + [e.latest_start for e in inst.errands]
     service = [0] * G + [e.service for e in inst.errands]
     nv = len(vehicles)
-    node_loc = [v.loc for v in vehicles] + [venue] * nv
-    node_service = [0] * (2 * nv)
-    node_stop = [-1] * (2 * nv)
-    demand = [0] * (2 * nv)
-    pairs: list[tuple[int, int, int]] = []
+    nodes = _Nodes([v.loc for v in vehicles] + [venue] * nv, [0] * (2 * nv), [-1] * (2 * nv), [0] * (2 * nv))
     for s in todo:
-        p = len(node_loc)
-        node_loc += [place[s], venue]
-        node_service += [service[s], 0]
-        node_stop += [s, N]
-        demand += [1, -1] if s < G else [0, 0]
-        pairs.append((s, p, p + 1))
-    pinned: list[tuple[int, int]] = []  # (model vehicle, node)
+        p = nodes.add(inst.stop_place(s), service[s], s, 1 if s < G else 0)
+        nodes.add(venue, 0, N, -1 if s < G else 0)
+        nodes.pairs.append((s, p, p + 1))
     for mv, v in enumerate(vehicles):
         for s in v.guests + v.goods:
-            node_loc.append(venue)
-            node_service.append(0)
-            node_stop.append(N)
-            demand.append(-1 if s < G else 0)
-            pinned.append((mv, len(node_loc) - 1))
-    n = len(node_loc)
-    travel = [[int(matrix[node_loc[i], node_loc[j]]) for j in range(n)] for i in range(n)]
-    transit = [[node_service[i] + travel[i][j] for j in range(n)] for i in range(n)]
+            nodes.pinned.append((mv, nodes.add(venue, 0, N, -1 if s < G else 0)))
+    return nodes
+
+
+def _limit(tdim: Any, idx: int, latest: int, soft: bool) -> None:
+    """Node ``idx`` by minute ``latest``: a hard limit, or a soft one priced per minute late."""
+    if soft:
+        tdim.SetCumulVarSoftUpperBound(idx, latest, LATE_COST)
+    else:
+        tdim.CumulVar(idx).SetMax(latest)
+
+
+def _build(inst: WeddingInstance, matrix: np.ndarray, vehicles: list[RouteVehicle], todo: list[int], soft: bool) -> RoutingParts:
+    ready = [g.arrival for g in inst.guests] + [e.opens for e in inst.errands]
+    latest = [inst.photo_time] * inst.n_guests + [e.latest_start for e in inst.errands]
+    nv = len(vehicles)
+    nodes = _nodes(inst, vehicles, todo)
+    n = len(nodes.loc)
+    travel = [[int(matrix[nodes.loc[i], nodes.loc[j]]) for j in range(n)] for i in range(n)]
+    transit = [[nodes.service[i] + travel[i][j] for j in range(n)] for i in range(n)]
     horizon = max([inst.deadline] + [v.free for v in vehicles]) + 2 * int(matrix.max()) + 24 * 60
     manager = pywrapcp.RoutingIndexManager(n, nv, list(range(nv)), list(range(nv, 2 * nv)))
     routing = pywrapcp.RoutingModel(manager)
+    parts = RoutingParts(routing, manager, nodes.stop)
     routing.SetArcCostEvaluatorOfAllVehicles(routing.RegisterTransitMatrix(travel))
     routing.AddDimension(routing.RegisterTransitMatrix(transit), horizon, horizon, False, "Time")
     tdim = routing.GetDimensionOrDie("Time")
     routing.AddDimensionWithVehicleCapacity(
-        routing.RegisterUnaryTransitVector(demand), 0, [max(v.capacity, len(v.guests)) for v in vehicles], False, "Load"
+        routing.RegisterUnaryTransitVector(nodes.demand), 0, [max(v.capacity, len(v.guests)) for v in vehicles], False,
+        "Load",
     )
     ldim = routing.GetDimensionOrDie("Load")
-    solver = routing.solver()
     for mv, v in enumerate(vehicles):
-        tdim.CumulVar(routing.Start(mv)).SetRange(v.free, v.free)
-        ldim.CumulVar(routing.Start(mv)).SetRange(len(v.guests), len(v.guests))
-        end = routing.End(mv)
-        if soft:
-            tdim.SetCumulVarSoftUpperBound(end, v.end_by, LATE_COST)
-        else:
-            tdim.CumulVar(end).SetMax(max(v.end_by, v.free))
-    for s, p, d in pairs:
-        pi, di = manager.NodeToIndex(p), manager.NodeToIndex(d)
-        routing.AddPickupAndDelivery(pi, di)
-        solver.Add(routing.VehicleVar(pi) == routing.VehicleVar(di))
-        solver.Add(tdim.CumulVar(pi) <= tdim.CumulVar(di))
+        fix_start(routing, tdim, ldim, mv, v.free, len(v.guests))
+        _limit(tdim, routing.End(mv), v.end_by if soft else max(v.end_by, v.free), soft)
+    for s, p, d in nodes.pairs:
+        pi, di = tie_pair(parts, tdim, p, d)
         tdim.CumulVar(pi).SetRange(ready[s], max(ready[s], min(latest[s], horizon)))
-        if soft:
-            tdim.SetCumulVarSoftUpperBound(di, inst.photo_time, LATE_COST)
-        else:
-            tdim.CumulVar(di).SetMax(inst.photo_time)
-        routing.AddDisjunction([pi], int(inst.unserved_penalty))
-        routing.AddDisjunction([di], 0)
-    for mv, node in pinned:
+        _limit(tdim, di, inst.photo_time, soft)
+        optional_pair(routing, pi, di, inst.unserved_penalty)
+    for mv, node in nodes.pinned:
         idx = manager.NodeToIndex(node)
         routing.VehicleVar(idx).SetValue(mv)  # works on every OR-Tools release we allow
         tdim.SetCumulVarSoftUpperBound(idx, inst.photo_time, LATE_COST)
-    return _Model(routing, manager, node_stop)
+    return parts
 
 
-def _stops(model: _Model, assignment: Any, mv: int, venue_code: int) -> list[int]:
-    routing, manager = model.routing, model.manager
-    idx, out = routing.Start(mv), []
-    while not routing.IsEnd(idx):
-        s = model.node_stop[manager.IndexToNode(idx)]
-        if s >= 0 and not (s == venue_code and out and out[-1] == venue_code):
+def _stops(parts: RoutingParts, assignment: Any, mv: int, venue_code: int) -> list[int]:
+    """A vehicle's stops: consecutive venue deliveries become one, and a last one goes (the
+    route ends at the venue anyway)."""
+    out: list[int] = []
+    for s in route_codes(parts, assignment, mv):
+        if not (s == venue_code and out and out[-1] == venue_code):
             out.append(s)
-        idx = assignment.Value(routing.NextVar(idx))
-    while out and out[-1] == venue_code:  # the route ends at the venue anyway
+    while out and out[-1] == venue_code:
         out.pop()
     return out
-
-
-def routing_status_name(code: int) -> str:
-    """OR-Tools' name of a routing status code (the enum arrived in 9.10; before, constants)."""
-    enum = getattr(routing_enums_pb2, "RoutingSearchStatus", None)
-    if enum is not None:
-        return enum.Value.Name(code)
-    names = {getattr(pywrapcp.RoutingModel, n): n for n in dir(pywrapcp.RoutingModel) if n.startswith("ROUTING_")}
-    return names.get(code, f"ROUTING_STATUS_{code}")
 
 
 @dataclass
@@ -184,27 +184,15 @@ def solve_routes(
     best = RouteResult({}, None, "ROUTING_NOT_SOLVED")
     if not vehicles:
         return best
-    attempts = [(fs, "GREEDY_DESCENT", None) for fs in STARTS]
-    if len(todo) >= 2:
-        attempts.append(("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", solution_limit))
-    for first, meta, limit in attempts:
-        model = _build(inst, matrix, vehicles, todo, soft)
-        params = pywrapcp.DefaultRoutingSearchParameters()
-        params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, first)
-        params.local_search_metaheuristic = getattr(routing_enums_pb2.LocalSearchMetaheuristic, meta)
-        params.time_limit.FromMilliseconds(int(time_limit * 1000))
-        if limit is not None:
-            params.solution_limit = int(limit)
-        assignment = model.routing.SolveWithParameters(params)
-        status = routing_status_name(model.routing.status())
-        if assignment is None:
-            if best.objective is None:
-                best.status = status
-            continue
-        value = int(assignment.ObjectiveValue())
-        if best.objective is None or value < best.objective:
-            routes = {v.index: _stops(model, assignment, mv, inst.venue_code) for mv, v in enumerate(vehicles)}
-            best = RouteResult(routes, value, status)
+    routes, objective, status = best_attempt(
+        deterministic_attempts(len(todo), 2, solution_limit),
+        lambda: _build(inst, matrix, vehicles, todo, soft),
+        lambda parts, assignment: {
+            v.index: _stops(parts, assignment, mv, inst.venue_code) for mv, v in enumerate(vehicles)
+        },
+        time_limit,
+    )
+    best = RouteResult(routes or {}, objective, status)
     best.solve_seconds = time.perf_counter() - t0
     return best
 

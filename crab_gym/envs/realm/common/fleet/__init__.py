@@ -8,6 +8,9 @@ module              its job
                     disruptions strike (cached)
 ``sim``             the event clock of a fleet: vehicles free at minutes, the clock, disruptions
                     applied when it reaches them, driving a plan; plan names to stop codes
+``routing``         the OR-Tools RoutingModel core of the fleet oracles: search parameters,
+                    status names, pickup-and-delivery pairs, fixed starts, reading routes, the
+                    best of several deterministic attempts
 ``env``             :class:`FleetEnv`, the base of the vehicle-dispatch envs: one vehicle acts at
                     a time, masks, plan submission, settling, renders
 ``disrupted``       :class:`FleetDisruptionMixin`: road disruptions of P4/P8 injected and
