@@ -75,6 +75,9 @@ class ContractReport:
     out_of_space_tried: int = 0
     exceptions: int = 0
     failures: list[str] = field(default_factory=list)
+    #: Declared scratch (``transient_attributes``) that invalid actions changed, with how often:
+    #: allowed, and told apart from state, which an invalid action must leave unchanged.
+    transient_changes: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +89,13 @@ class ContractReport:
             self.failures.append(message)
         elif len(self.failures) == 20:
             self.failures.append("... more failures not shown")
+
+    def notes(self) -> list[str]:
+        """What the run allowed but a reader should know (declared scratch that changed)."""
+        if not self.transient_changes:
+            return []
+        changed = ", ".join(f"{name} ({n}x)" for name, n in sorted(self.transient_changes.items()))
+        return [f"{self.env_id}: invalid actions changed declared per-step scratch only: {changed}"]
 
     def raise_if_failed(self) -> None:
         if self.failures:
@@ -121,6 +131,14 @@ def state_snapshot(env: gym.Env) -> Any:
     skip = _SNAPSHOT_SKIP | set(getattr(base, "transient_attributes", ()))
     state = {k: v for k, v in vars(base).items() if k not in skip}
     return _freeze(state, 0, set())
+
+
+def transient_snapshot(env: gym.Env) -> dict[str, Any]:
+    """A comparable snapshot of the env's declared per-step scratch (``transient_attributes``)
+    alone: what :func:`state_snapshot` leaves out."""
+    base = env.unwrapped
+    names = set(getattr(base, "transient_attributes", ())) - _SNAPSHOT_SKIP
+    return {name: _freeze(getattr(base, name, None), 0, set()) for name in sorted(names)}
 
 
 def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
@@ -395,6 +413,7 @@ class _Before:
 
     obs: Any
     state: Any
+    scratch: dict[str, Any] = field(default_factory=dict)
 
 
 def _check_refusal(env: gym.Env, report: ContractReport, kind: str, action: Any, obs: Any, reward: Any,
@@ -408,6 +427,10 @@ def _check_refusal(env: gym.Env, report: ContractReport, kind: str, action: Any,
     if after_state != before.state:
         where = _first_difference(before.state, after_state)
         report.fail(f"an invalid {kind} action changed the env state at {where}: {_short(action)}")
+    scratch = transient_snapshot(env)
+    for name, value in scratch.items():
+        if before.scratch.get(name) != value:
+            report.transient_changes[name] = report.transient_changes.get(name, 0) + 1
     if not math.isclose(float(reward), -penalty):
         report.fail(f"an invalid action gave reward {reward}, expected {-penalty}")
 
@@ -457,7 +480,7 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
         action, kind, expect_invalid = _pick_action(maker, rng.random())
         report.invalid_tried += expect_invalid
         report.out_of_space_tried += kind == "out-of-space"
-        before = _Before(state=state_snapshot(env), obs=copy.deepcopy(obs))
+        before = _Before(state=state_snapshot(env), obs=copy.deepcopy(obs), scratch=transient_snapshot(env))
         try:
             obs, reward, terminated, truncated, info = env.step(action)
         except Exception as exc:  # noqa: BLE001
@@ -573,6 +596,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         total.failures += r.failures
     print(total.row())
     for r in reports:
+        for note in r.notes():
+            print(note)
         for failure in r.failures:
             print(f"{r.env_id}: {failure}", file=sys.stderr)
     return 0 if total.ok else 1
