@@ -37,6 +37,103 @@ def _count(value: Any, source: str, field: str) -> int:
     return int(x)
 
 
+_GuideRow = tuple[str, int, int, int | None]
+
+
+def _guide_rows(raw_guides: list, source: str) -> list[_GuideRow]:
+    """Each guide as (id, from, to, its cap or None), availability in minutes (inverted: swapped)."""
+    guides: list[_GuideRow] = []
+    for k, raw in enumerate(raw_guides):
+        base = f"tour_guides[{k}]"
+        if not isinstance(raw, dict):
+            raise InstanceFormatError(source, "expected an object", field=base)
+        for key in ("guide_id", "availability"):
+            if key not in raw:
+                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
+        avail = raw["availability"]
+        a, b = hour_window(avail, source, f"{base}.availability")
+        if b < a:
+            warnings.warn(
+                f"{source}: {base}.availability {avail} is inverted; swapped", RealmRepairWarning, stacklevel=3
+            )
+            a, b = b, a
+        cap = raw.get("max_group_size")
+        if cap is not None:
+            cap = _count(cap, source, f"{base}.max_group_size")
+        guides.append((str(raw["guide_id"]), a, b, cap))
+    return guides
+
+
+def _global_cap(data: dict, caps_seen: list[int], source: str) -> int:
+    """``max_group_size``, else (with a warning) the largest guide cap."""
+    if "max_group_size" in data:
+        return _count(data["max_group_size"], source, "max_group_size")
+    if caps_seen:
+        global_cap = max(caps_seen)
+        warnings.warn(
+            f"{source}: max_group_size missing; used the largest guide cap {global_cap}",
+            RealmRepairWarning, stacklevel=3,
+        )
+        return global_cap
+    raise InstanceFormatError(source, "missing, and no guide states a cap", field="max_group_size")
+
+
+def _capped_guides(guides: list[_GuideRow], global_cap: int, source: str) -> list[P2Guide]:
+    """The guides, one without a cap given the campus-wide cap (with a warning)."""
+    fixed_guides = []
+    for k, (gid, a, b, cap) in enumerate(guides):
+        if cap is None:
+            warnings.warn(
+                f"{source}: tour_guides[{k}].max_group_size missing; used max_group_size {global_cap}",
+                RealmRepairWarning, stacklevel=3,
+            )
+            cap = global_cap
+        fixed_guides.append(P2Guide(guide_id=gid, available_from=a, available_to=b, max_group_size=int(cap)))
+    return fixed_guides
+
+
+def _groups(raw_groups: list, source: str) -> list[P2Group]:
+    """The visitor groups, times in minutes (a preferred start before arrival moved to it)."""
+    groups: list[P2Group] = []
+    for g, raw in enumerate(raw_groups):
+        base = f"visitor_groups[{g}]"
+        if not isinstance(raw, dict):
+            raise InstanceFormatError(source, "expected an object", field=base)
+        for key in ("group_id", "size", "preferred_time", "arrival_time"):
+            if key not in raw:
+                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
+        arrival = hours_to_minutes(raw["arrival_time"], source, f"{base}.arrival_time")
+        preferred = hours_to_minutes(raw["preferred_time"], source, f"{base}.preferred_time")
+        if preferred < arrival:
+            warnings.warn(
+                f"{source}: {base}.preferred_time ({raw['preferred_time']}) is before its "
+                f"arrival_time ({raw['arrival_time']}); moved to the arrival",
+                RealmRepairWarning, stacklevel=3,
+            )
+            preferred = arrival
+        groups.append(
+            P2Group(
+                group_id=str(raw["group_id"]),
+                size=_count(raw["size"], source, f"{base}.size"),
+                arrival=arrival,
+                preferred=preferred,
+            )
+        )
+    return groups
+
+
+def _check_unique_ids(groups: list[P2Group], guides: list[P2Guide], source: str) -> None:
+    """Group ids and guide ids must not repeat (the first repeat is named)."""
+    id_lists = (("visitor_groups", [g.group_id for g in groups]), ("tour_guides", [g.guide_id for g in guides]))
+    for key, ids in id_lists:
+        seen: set[str] = set()
+        for i, x in enumerate(ids):
+            if x in seen:
+                field = f"{key}[{i}].{'group_id' if key == 'visitor_groups' else 'guide_id'}"
+                raise InstanceFormatError(source, f"id {x!r} repeats", field=field)
+            seen.add(x)
+
+
 def from_upstream_p2(data: dict, source: str) -> P2Instance:
     """Convert a user's own upstream REALM-Bench P2 mapping into a :class:`P2Instance`.
 
@@ -57,81 +154,11 @@ def from_upstream_p2(data: dict, source: str) -> P2Instance:
         if not isinstance(val, list) or not val:
             raise InstanceFormatError(source, "expected a non-empty list", field=key)
     duration = _count(data["tour_duration"], source, "tour_duration")
-
-    guides: list[P2Guide] = []
-    caps_seen: list[int] = []
-    for k, raw in enumerate(raw_guides):
-        base = f"tour_guides[{k}]"
-        if not isinstance(raw, dict):
-            raise InstanceFormatError(source, "expected an object", field=base)
-        for key in ("guide_id", "availability"):
-            if key not in raw:
-                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
-        avail = raw["availability"]
-        a, b = hour_window(avail, source, f"{base}.availability")
-        if b < a:
-            warnings.warn(
-                f"{source}: {base}.availability {avail} is inverted; swapped", RealmRepairWarning, stacklevel=2
-            )
-            a, b = b, a
-        cap = raw.get("max_group_size")
-        if cap is not None:
-            caps_seen.append(_count(cap, source, f"{base}.max_group_size"))
-        guides.append((str(raw["guide_id"]), a, b, cap))  # type: ignore[arg-type]
-
-    if "max_group_size" in data:
-        global_cap = _count(data["max_group_size"], source, "max_group_size")
-    elif caps_seen:
-        global_cap = max(caps_seen)
-        warnings.warn(
-            f"{source}: max_group_size missing; used the largest guide cap {global_cap}",
-            RealmRepairWarning, stacklevel=2,
-        )
-    else:
-        raise InstanceFormatError(source, "missing, and no guide states a cap", field="max_group_size")
-    fixed_guides = []
-    for k, (gid, a, b, cap) in enumerate(guides):  # type: ignore[misc]
-        if cap is None:
-            warnings.warn(
-                f"{source}: tour_guides[{k}].max_group_size missing; used max_group_size {global_cap}",
-                RealmRepairWarning, stacklevel=2,
-            )
-            cap = global_cap
-        fixed_guides.append(P2Guide(guide_id=gid, available_from=a, available_to=b, max_group_size=int(cap)))
-
-    groups: list[P2Group] = []
-    for g, raw in enumerate(raw_groups):
-        base = f"visitor_groups[{g}]"
-        if not isinstance(raw, dict):
-            raise InstanceFormatError(source, "expected an object", field=base)
-        for key in ("group_id", "size", "preferred_time", "arrival_time"):
-            if key not in raw:
-                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
-        arrival = hours_to_minutes(raw["arrival_time"], source, f"{base}.arrival_time")
-        preferred = hours_to_minutes(raw["preferred_time"], source, f"{base}.preferred_time")
-        if preferred < arrival:
-            warnings.warn(
-                f"{source}: {base}.preferred_time ({raw['preferred_time']}) is before its "
-                f"arrival_time ({raw['arrival_time']}); moved to the arrival",
-                RealmRepairWarning, stacklevel=2,
-            )
-            preferred = arrival
-        groups.append(
-            P2Group(
-                group_id=str(raw["group_id"]),
-                size=_count(raw["size"], source, f"{base}.size"),
-                arrival=arrival,
-                preferred=preferred,
-            )
-        )
-    id_lists = (("visitor_groups", [g.group_id for g in groups]), ("tour_guides", [g.guide_id for g in fixed_guides]))
-    for key, ids in id_lists:
-        seen: set[str] = set()
-        for i, x in enumerate(ids):
-            if x in seen:
-                field = f"{key}[{i}].{'group_id' if key == 'visitor_groups' else 'guide_id'}"
-                raise InstanceFormatError(source, f"id {x!r} repeats", field=field)
-            seen.add(x)
+    guides = _guide_rows(raw_guides, source)
+    global_cap = _global_cap(data, [cap for *_, cap in guides if cap is not None], source)
+    fixed_guides = _capped_guides(guides, global_cap, source)
+    groups = _groups(raw_groups, source)
+    _check_unique_ids(groups, fixed_guides, source)
     return P2Instance(
         name=str(data.get("instance_id") or Path(str(source)).stem),
         description=str(data.get("description", "")),

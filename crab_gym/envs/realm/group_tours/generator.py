@@ -56,34 +56,8 @@ def generate_p2(
     shifts = [(9 * 60, 17 * 60), (8 * 60, 13 * 60), (12 * 60, 18 * 60), (10 * 60, 16 * 60)]
     avail = [shifts[0]] + [shifts[int(rng.integers(0, len(shifts)))] for _ in range(n_guides - 1)]
 
-    # Hidden schedule: guides take tours almost back to back, in random turns.
-    free = [a for a, _ in avail]
-    hidden: list[tuple[int, int]] = []  # (guide, start) per group
-    for _ in range(n_groups):
-        for k in rng.permutation(n_guides):
-            start = free[k] + 5 * int(rng.integers(0, 3))
-            if start + duration <= avail[k][1]:
-                break
-        else:  # every guide is full: lengthen the earliest-free guide's day
-            k = int(np.argmin(free))
-            start = free[k]
-            avail[k] = (avail[k][0], start + duration)
-        hidden.append((int(k), int(start)))
-        free[k] = start + duration
-
-    # Preferences cluster before the hidden starts, so some waiting is unavoidable.
-    groups = []
-    for g, (k, start) in enumerate(hidden):
-        preferred = max(7 * 60 + 30, start - 5 * int(rng.integers(0, (3 * duration) // 10 + 1)))
-        arrival = max(7 * 60, preferred - 5 * int(rng.integers(0, 7)))
-        groups.append(
-            P2Group(
-                group_id=f"group{g + 1}",
-                size=int(rng.integers(4, caps[k] + 1)),
-                arrival=arrival,
-                preferred=preferred,
-            )
-        )
+    hidden = _hidden_schedule(rng, n_groups, n_guides, duration, avail)
+    groups = _groups(rng, hidden, caps, duration)
     guides = [
         P2Guide(guide_id=f"guide{k + 1}", available_from=a, available_to=b, max_group_size=caps[k])
         for k, (a, b) in enumerate(avail)
@@ -100,3 +74,45 @@ def generate_p2(
         max_group_size=global_cap,
         size=size,
     )
+
+
+def _hidden_schedule(
+    rng: np.random.Generator, n_groups: int, n_guides: int, duration: int, avail: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """(guide, start) per group: guides take tours almost back to back, in random turns.
+
+    When every guide is full, the earliest-free guide's day is lengthened (``avail`` changes).
+    """
+    free = [a for a, _ in avail]
+    hidden: list[tuple[int, int]] = []  # (guide, start) per group
+    for _ in range(n_groups):
+        for k in rng.permutation(n_guides):
+            start = free[k] + 5 * int(rng.integers(0, 3))
+            if start + duration <= avail[k][1]:
+                break
+        else:  # every guide is full: lengthen the earliest-free guide's day
+            k = int(np.argmin(free))
+            start = free[k]
+            avail[k] = (avail[k][0], start + duration)
+        hidden.append((int(k), int(start)))
+        free[k] = start + duration
+    return hidden
+
+
+def _groups(
+    rng: np.random.Generator, hidden: list[tuple[int, int]], caps: list[int], duration: int
+) -> list[P2Group]:
+    """The groups: preferences cluster before the hidden starts, so some waiting is unavoidable."""
+    groups = []
+    for g, (k, start) in enumerate(hidden):
+        preferred = max(7 * 60 + 30, start - 5 * int(rng.integers(0, (3 * duration) // 10 + 1)))
+        arrival = max(7 * 60, preferred - 5 * int(rng.integers(0, 7)))
+        groups.append(
+            P2Group(
+                group_id=f"group{g + 1}",
+                size=int(rng.integers(4, caps[k] + 1)),
+                arrival=arrival,
+                preferred=preferred,
+            )
+        )
+    return groups

@@ -100,16 +100,10 @@ def solve_p2(instance: P2Instance, time_limit: float | None = None, workers: int
 
 
 def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hint: dict | None) -> P2OracleResult:
-    G, K, D = len(instance.groups), len(instance.guides), instance.tour_duration
+    """The time-indexed model (the interval model when the grid has too many starts)."""
+    G, D = len(instance.groups), instance.tour_duration
     step = grid_step(instance)
-    options: list[list[tuple[int, int]]] = []  # per group: (guide, start) on the grid
-    for g, grp in enumerate(instance.groups):
-        opts = []
-        for k, gd in enumerate(instance.guides):
-            if instance.compatible(g, k):
-                first = max(grp.arrival, gd.available_from)
-                opts.extend((k, t) for t in range(first, gd.available_to - D + 1, step))
-        options.append(opts)
+    options = _grid_options(instance, step)
     if sum(map(len, options)) > MAX_GRID_VARS:
         return _solve_intervals(instance, limit, workers, droppable, hint)
 
@@ -122,20 +116,9 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
         u = m.NewBoolVar(f"u{g}") if droppable else None
         m.AddExactlyOne([x[g, k, t] for k, t in opts] + ([u] if u is not None else []))
         drops.append(u)
-    by_guide: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
-    for (_g, k, t), var in x.items():
-        by_guide.setdefault(k, []).append((t, var))
-    for items in by_guide.values():
-        items.sort(key=lambda p: p[0])
-        for tau in sorted({t for t, _ in items}):
-            running = [v for t, v in items if tau - D < t <= tau]
-            if len(running) > 1:
-                m.AddAtMostOne(running)
-    loads = [sum(v for (g, kk, t), v in x.items() if kk == k) for k in range(K)]
-    hi, lo = m.NewIntVar(0, G, "max_load"), m.NewIntVar(0, G, "min_load")
-    for load in loads:
-        m.Add(hi >= load)
-        m.Add(lo <= load)
+    _one_tour_at_a_time(m, x, D)
+    loads = [sum(v for (g, kk, t), v in x.items() if kk == k) for k in range(len(instance.guides))]
+    hi, lo = _load_range(m, loads, G)
     pref = [grp.preferred for grp in instance.groups]
     penalty = 1 + G * instance.horizon + instance.balance_weight * G
     m.Minimize(
@@ -144,13 +127,7 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
         + penalty * sum(u for u in drops if u is not None)
     )
     if hint is not None:
-        chosen = {
-            (instance.group_index[t["group"]], instance.guide_index[gid], int(t["start"]))
-            for gid, tours in hint["assignments"].items()
-            for t in tours
-        }
-        for key, var in x.items():
-            m.AddHint(var, int(key in chosen))  # an int: protobuf 7 rejects a bool in old OR-Tools
+        _hint_grid(m, instance, x, hint)
 
     solver = _solver(limit, workers)
     code = solver.Solve(m)
@@ -163,6 +140,55 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
             assignments[instance.guide_ids[k]].append({"group": instance.group_ids[g], "start": t})
     dropped = [instance.group_ids[g] for g, u in enumerate(drops) if u is not None and solver.Value(u)]
     return _result(instance, solver, code, assignments, dropped, limit, workers, name)
+
+
+def _grid_options(instance: P2Instance, step: int) -> list[list[tuple[int, int]]]:
+    """Per group, every (guide, start) on the grid where the tour fits the guide and the arrival."""
+    D = instance.tour_duration
+    options: list[list[tuple[int, int]]] = []  # per group: (guide, start) on the grid
+    for g, grp in enumerate(instance.groups):
+        opts = []
+        for k, gd in enumerate(instance.guides):
+            if instance.compatible(g, k):
+                first = max(grp.arrival, gd.available_from)
+                opts.extend((k, t) for t in range(first, gd.available_to - D + 1, step))
+        options.append(opts)
+    return options
+
+
+def _one_tour_at_a_time(m: cp_model.CpModel, x: dict[tuple[int, int, int], cp_model.IntVar], D: int) -> None:
+    """At most one tour running per guide at each grid minute where one may start."""
+    by_guide: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
+    for (_g, k, t), var in x.items():
+        by_guide.setdefault(k, []).append((t, var))
+    for items in by_guide.values():
+        items.sort(key=lambda p: p[0])
+        for tau in sorted({t for t, _ in items}):
+            running = [v for t, v in items if tau - D < t <= tau]
+            if len(running) > 1:
+                m.AddAtMostOne(running)
+
+
+def _load_range(m: cp_model.CpModel, loads: list, G: int) -> tuple[cp_model.IntVar, cp_model.IntVar]:
+    """(max load, min load) variables bounding every guide's load (their gap is the imbalance)."""
+    hi, lo = m.NewIntVar(0, G, "max_load"), m.NewIntVar(0, G, "min_load")
+    for load in loads:
+        m.Add(hi >= load)
+        m.Add(lo <= load)
+    return hi, lo
+
+
+def _hint_grid(
+    m: cp_model.CpModel, instance: P2Instance, x: dict[tuple[int, int, int], cp_model.IntVar], hint: dict
+) -> None:
+    """Hint the time-indexed model with a plan (every ``x`` set: 1 where the plan has it)."""
+    chosen = {
+        (instance.group_index[t["group"]], instance.guide_index[gid], int(t["start"]))
+        for gid, tours in hint["assignments"].items()
+        for t in tours
+    }
+    for key, var in x.items():
+        m.AddHint(var, int(key in chosen))  # an int: protobuf 7 rejects a bool in old OR-Tools
 
 
 def _solver(limit: float, workers: int) -> cp_model.CpSolver:
@@ -214,27 +240,41 @@ def _solve_intervals(
     for k in range(K):
         if len(per_guide[k]) > 1:
             m.AddNoOverlap(per_guide[k])
-    loads = [sum(x[g, k] for g in range(G) if (g, k) in x) for k in range(K)]
-    hi, lo = m.NewIntVar(0, G, "max_load"), m.NewIntVar(0, G, "min_load")
-    for load in loads:
-        m.Add(hi >= load)
-        m.Add(lo <= load)
+    hi, lo = _load_range(m, [sum(x[g, k] for g in range(G) if (g, k) in x) for k in range(K)], G)
     penalty = 1 + G * horizon + instance.balance_weight * G
     m.Minimize(sum(waits) + instance.balance_weight * (hi - lo) + penalty * sum(u for u in drops if u is not None))
     if hint is not None:
-        for gid, tours in hint["assignments"].items():
-            k = instance.guide_index[gid]
-            for t in tours:
-                g = instance.group_index[t["group"]]
-                m.AddHint(starts[g], int(t["start"]))
-                for kk in range(K):
-                    if (g, kk) in x:
-                        m.AddHint(x[g, kk], int(kk == k))
+        _hint_intervals(m, instance, starts, x, hint)
     solver = _solver(limit, workers)
     code = solver.Solve(m)
     name = "ortools CP-SAT, interval model"
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return P2OracleResult({}, None, list(instance.group_ids), "NO_SOLUTION", limit, workers, name)
+    assignments, dropped = _read_intervals(instance, solver, starts, x, drops)
+    return _result(instance, solver, code, assignments, dropped, limit, workers, name)
+
+
+def _hint_intervals(
+    m: cp_model.CpModel, instance: P2Instance, starts: list, x: dict[tuple[int, int], cp_model.IntVar], hint: dict
+) -> None:
+    """Hint the interval model with a plan: each group's start and guide choice."""
+    K = len(instance.guides)
+    for gid, tours in hint["assignments"].items():
+        k = instance.guide_index[gid]
+        for t in tours:
+            g = instance.group_index[t["group"]]
+            m.AddHint(starts[g], int(t["start"]))
+            for kk in range(K):
+                if (g, kk) in x:
+                    m.AddHint(x[g, kk], int(kk == k))
+
+
+def _read_intervals(
+    instance: P2Instance, solver: cp_model.CpSolver, starts: list, x: dict[tuple[int, int], cp_model.IntVar],
+    drops: list,
+) -> tuple[dict[str, list[dict]], list[str]]:
+    """The interval model's plan (tours by guide) and the groups it dropped."""
+    K = len(instance.guides)
     assignments: dict[str, list[dict]] = {gid: [] for gid in instance.guide_ids}
     dropped = []
     for g, grp in enumerate(instance.groups):
@@ -243,7 +283,7 @@ def _solve_intervals(
             continue
         k = next(k for k in range(K) if (g, k) in x and solver.Value(x[g, k]))
         assignments[instance.guide_ids[k]].append({"group": grp.group_id, "start": int(solver.Value(starts[g]))})
-    return _result(instance, solver, code, assignments, dropped, limit, workers, name)
+    return assignments, dropped
 
 
 # ---------------------------------------------------------------------------------------
