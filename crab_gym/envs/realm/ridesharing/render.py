@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour, ink_on
-from crab_gym.envs.realm.common.env import classical_mds
+from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour
+from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, tag_vehicles
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, hhmm
 
@@ -23,22 +23,33 @@ PICKUP = (0, 170, 60)
 
 def layout(instance: P3Instance) -> np.ndarray:
     """Place positions scaled into the map area of the frame (pixels), shape (n, 2)."""
-    if instance.coords is not None:
-        xy = np.asarray(instance.coords, dtype=float)
-    else:
-        xy = classical_mds(instance.travel, floor=1e-9)
-        xy = xy * np.where(xy[np.argmax(np.abs(xy), axis=0), [0, 1]] < 0, -1.0, 1.0)  # fixed orientation
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    span = np.where(hi - lo > 1e-9, hi - lo, 1.0)
-    unit = (xy - lo) / span
     side, top, bottom = MARGIN + 16, HEAD + MARGIN - 8, MARGIN + (FOOT if hasattr(instance, "disruptions") else 0)
-    return np.column_stack(
-        [side + unit[:, 0] * (WIDTH - 2 * side), HEIGHT - bottom - unit[:, 1] * (HEIGHT - top - bottom)]
-    )
+    return fit_layout(instance.coords, instance.travel, WIDTH, HEIGHT, side, top, bottom)
 
 
 def _is_closure(d: object) -> bool:
     return getattr(d, "type", "") == "road_closure"
+
+
+def _draw_disruptions(c: Canvas, instance: P3Instance, pos: np.ndarray, active: list | None) -> list:
+    """Disrupted roads (light red: slower; red: closed; red ring: accident); returns their labels."""
+    notes: list[tuple[float, float, str, tuple[int, int, int]]] = []
+    for d in active or []:
+        closed = _is_closure(d)
+        roads = d.roads(instance.index, instance.locations)
+        for i, j in roads:
+            if i < j or (j, i) not in roads:
+                c.line(*pos[i], *pos[j], CLOSED if closed else SLOWED, width=3 if closed else 7)
+        if getattr(d, "type", "") == "accident":
+            x, y = pos[instance.index[d.location]]
+            c.disc(x, y, 11, CLOSED)
+            c.disc(x, y, 8, BG)
+            notes.append((x, y, f"accident +{d.delay} min", CLOSED))
+        elif roads:
+            (x0, y0), (x1, y1) = pos[roads[0][0]], pos[roads[0][1]]
+            tag = "closed" if closed else f"+{getattr(d, 'delay', 0)} min"
+            notes.append(((x0 + x1) / 2, (y0 + y1) / 2, tag, CLOSED))
+    return notes
 
 
 def draw(instance: P3Instance, sim: RideSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
@@ -47,49 +58,22 @@ def draw(instance: P3Instance, sim: RideSim, pos: np.ndarray, active: list | Non
     (small green), vehicles (large discs tagged with their ids), a header and a key."""
     c = Canvas(WIDTH, HEIGHT, background=BG)
     labels = LabelPlacer(c)
-    notes: list[tuple[float, float, str, tuple[int, int, int]]] = []  # disruption labels
-    for d in active or []:
-        closed = _is_closure(d)
-        for i, j in d.roads(instance.index, instance.locations):
-            if i < j or (j, i) not in d.roads(instance.index, instance.locations):
-                c.line(*pos[i], *pos[j], CLOSED if closed else SLOWED, width=3 if closed else 7)
-        if getattr(d, "type", "") == "accident":
-            x, y = pos[instance.index[d.location]]
-            c.disc(x, y, 11, CLOSED)
-            c.disc(x, y, 8, BG)
-            notes.append((x, y, f"accident +{d.delay} min", CLOSED))
-        else:
-            pair = d.roads(instance.index, instance.locations)
-            if pair:
-                (x0, y0), (x1, y1) = pos[pair[0][0]], pos[pair[0][1]]
-                tag = "closed" if closed else f"+{getattr(d, 'delay', 0)} min"
-                notes.append(((x0 + x1) / 2, (y0 + y1) / 2, tag, CLOSED))
+    notes = _draw_disruptions(c, instance, pos, active)
     for k, veh in enumerate(sim.vehicles):
-        here = instance.index[instance.vehicles[k].location]
-        for visit in veh.route:
-            nxt = sim.stop_loc(visit.stop)
-            c.line(*pos[here], *pos[nxt], colour(k), width=2)
-            here = nxt
+        start = instance.index[instance.vehicles[k].location]
+        draw_route(c, pos, k, [start] + [sim.stop_loc(visit.stop) for visit in veh.route])
     for x, y in pos:
         c.disc(x, y, 5, PLACE)
         labels.block(x - 6, y - 6, x + 7, y + 7)
     for r, st in enumerate(sim.status):
         if st == WAITING:
             c.disc(*pos[sim.pick_loc[r]], 3, PICKUP)
-    spots = []
-    for k, veh in enumerate(sim.vehicles):
-        x, y = pos[veh.loc]
-        x, y = x + 3 * (k % 3) - 3, y + 3 * (k // 3) - 3
-        c.disc(x, y, 7 if not veh.parked else 4, colour(k))
-        labels.block(x - 7, y - 7, x + 8, y + 8)
-        spots.append((x, y))
+    spots = draw_vehicles(c, labels, pos, sim.vehicles, 3)
     _header(c, instance, sim, active)
     if hasattr(instance, "disruptions"):
         _disruption_key(c)
     # labels: vehicle tags first (most important), then disruptions, then place names
-    for k, (x, y) in enumerate(spots):
-        fill = colour(k)
-        labels.place(x, y, instance.vehicles[k].vehicle_id.upper(), ink_on(fill), gap=10, background=fill)
+    tag_vehicles(labels, spots, [v.vehicle_id for v in instance.vehicles])
     for x, y, tag, rgb in notes:
         labels.place(x, y, tag, rgb, gap=4, background=BG)
     for i, name in enumerate(instance.locations):

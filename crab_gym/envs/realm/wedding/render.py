@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour, ink_on
-from crab_gym.envs.realm.common.env import classical_mds
+from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour
+from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, tag_vehicles
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, WeddingSim, hhmm
 
@@ -22,16 +22,8 @@ GUEST, ERRAND, VENUE = (20, 20, 20), (20, 20, 20), (150, 60, 170)
 
 def layout(instance: WeddingInstance) -> np.ndarray:
     """Place positions scaled into the map area of the frame (pixels), shape (n, 2)."""
-    if instance.coords is not None:
-        xy = np.asarray(instance.coords, dtype=float)
-    else:
-        xy = classical_mds(np.minimum(instance.travel, 10_000), floor=1e-9)
-        xy = xy * np.where(xy[np.argmax(np.abs(xy), axis=0), [0, 1]] < 0, -1.0, 1.0)
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    span = np.where(hi - lo > 1e-9, hi - lo, 1.0)
-    unit = (xy - lo) / span
     side, top, bottom = MARGIN + 30, HEAD + MARGIN, MARGIN + FOOT
-    return np.column_stack([side + unit[:, 0] * (WIDTH - 2 * side), HEIGHT - bottom - unit[:, 1] * (HEIGHT - top - bottom)])
+    return fit_layout(instance.coords, np.minimum(instance.travel, 10_000), WIDTH, HEIGHT, side, top, bottom)
 
 
 def draw(instance: WeddingInstance, sim: WeddingSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
@@ -52,13 +44,10 @@ def draw(instance: WeddingInstance, sim: WeddingSim, pos: np.ndarray, active: li
         (x0, y0), (x1, y1) = pos[pair[0]], pos[pair[1]]
         notes.append(((x0 + x1) / 2, (y0 + y1) / 2, "closed" if closed else f"+{d.delay} min"))
     for k, veh in enumerate(sim.vehicles):
-        here = instance.index[instance.vehicles[k].place]
-        for x in veh.route:
-            nxt = int(sim.place[x.stop])
-            c.line(*pos[here], *pos[nxt], colour(k), width=2)
-            here = nxt
-        if veh.finished and here != sim.venue:
-            c.line(*pos[here], *pos[sim.venue], colour(k), width=2)
+        places = [instance.index[instance.vehicles[k].place]] + [int(sim.place[x.stop]) for x in veh.route]
+        if veh.finished and places[-1] != sim.venue:
+            places.append(sim.venue)
+        draw_route(c, pos, k, places)
     guests = {int(sim.place[s]) for s in range(sim.G) if sim.status[s] == WAITING}
     errands = {int(sim.place[s]) for s in range(sim.G, sim.N) if sim.status[s] == WAITING}
     for i, (x, y) in enumerate(pos):
@@ -70,16 +59,9 @@ def draw(instance: WeddingInstance, sim: WeddingSim, pos: np.ndarray, active: li
             c.disc(x, y, 5, BG)
             c.disc(x, y, 3, PLACE)
         labels.block(x - 8, y - 8, x + 9, y + 9)
-    spots = []
-    for k, veh in enumerate(sim.vehicles):
-        x, y = pos[veh.loc]
-        x, y = x + 4 * (k % 3) - 4, y + 4 * (k // 3) - 4
-        c.disc(x, y, 7 if not veh.finished else 4, colour(k))
-        labels.block(x - 7, y - 7, x + 8, y + 8)
-        spots.append((x, y))
+    spots = draw_vehicles(c, labels, pos, sim.vehicles, 4)
     _header(c, instance, sim, active)
-    for k, (x, y) in enumerate(spots):
-        labels.place(x, y, instance.vehicles[k].vehicle_id.upper(), ink_on(colour(k)), gap=10, background=colour(k))
+    tag_vehicles(labels, spots, [v.vehicle_id for v in instance.vehicles])
     for x, y, tag in notes:
         labels.place(x, y, tag, CLOSED, gap=4, background=BG)
     for i, name in enumerate(instance.places):

@@ -15,6 +15,8 @@ module              its job
                     a time, masks, plan submission, settling, renders
 ``disrupted``       :class:`FleetDisruptionMixin`: road disruptions of P4/P8 injected and
                     applied, plans paused, the adaptation snapshot, disrupted-road flags
+``render``          a fleet on a map: places laid out in the frame, routes so far, vehicles
+                    tagged with their ids
 ==================  ===========================================================================
 
 Imports only :mod:`crab_gym.core`, :mod:`crab_gym.envs.base`, :mod:`crab_gym.envs.canvas` and
