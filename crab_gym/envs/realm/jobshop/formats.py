@@ -178,51 +178,16 @@ def parse_taillard(
 def _parse_one_taillard(
     lines: list[tuple[int, list[str]]], i: int, src: str, stem: str, index: int
 ) -> tuple[int, JSSPInstance]:
-    number, tokens = lines[i]
-    header = " ".join(tokens).lower()
-    if not header.startswith("nb of jobs"):
-        raise InstanceFormatError(
-            src, f"expected the header line '{TAILLARD_HEADER}', got {' '.join(tokens)[:60]!r}", line=number
-        )
-    if i + 1 >= len(lines):
-        raise InstanceFormatError(src, "missing the line of numbers after the header", line=number)
-    number, tokens = lines[i + 1]
-    if len(tokens) != 6:
-        raise InstanceFormatError(
-            src,
-            f"expected 6 numbers (jobs, machines, time seed, machine seed, upper bound, lower bound), "
-            f"got {len(tokens)}",
-            line=number,
-        )
-    n, m, tseed, mseed, ub, lb = _ints(tokens, src, number, "header numbers")
-    if n < 1 or m < 1:
-        raise InstanceFormatError(src, f"needs jobs >= 1 and machines >= 1, got {n} {m}", line=number)
-    header_line = number
+    """The instance whose header is ``lines[i]``, and the index of the line after it."""
+    header_line, (n, m, tseed, mseed, ub, lb) = _taillard_header(lines, i, src)
     i += 2
     durations = _taillard_block(lines, i, src, "Times", n, m)
     i += 1 + n
     machines1 = _taillard_block(lines, i, src, "Machines", n, m)
     block_start = lines[i][0]
     i += 1 + n
-    machines = []
-    for j, row in enumerate(machines1):
-        for k, mc in enumerate(row):
-            if not 1 <= mc <= m:
-                raise InstanceFormatError(
-                    src,
-                    f"job {j}, operation {k}: machine {mc} outside 1..{m} (this format numbers machines from 1)",
-                    line=block_start + 1 + j,
-                )
-        machines.append([mc - 1 for mc in row])
-    for j, row in enumerate(durations):
-        for k, p in enumerate(row):
-            if p < 0:
-                raise InstanceFormatError(src, f"job {j}, operation {k}: negative duration {p}", line=header_line)
-            if p > MAX_QUANTITY:
-                raise InstanceFormatError(
-                    src, f"job {j}, operation {k}: duration {p} is too large (at most {MAX_QUANTITY})",
-                    line=header_line,
-                )
+    machines = _zero_based_machines(machines1, m, src, block_start)
+    _check_taillard_durations(durations, src, header_line)
     lower = lb if lb > 0 else None
     upper = ub if ub > 0 else None
     if lower is not None and upper is not None and lower > upper:
@@ -241,6 +206,60 @@ def _parse_one_taillard(
         machine_seed=mseed if mseed > 0 else None,
     )
     return i, inst
+
+
+def _taillard_header(lines: list[tuple[int, list[str]]], i: int, src: str) -> tuple[int, list[int]]:
+    """The header at ``lines[i]`` and its line of numbers: (that line's number,
+    [jobs, machines, time seed, machine seed, upper bound, lower bound])."""
+    number, tokens = lines[i]
+    header = " ".join(tokens).lower()
+    if not header.startswith("nb of jobs"):
+        raise InstanceFormatError(
+            src, f"expected the header line '{TAILLARD_HEADER}', got {' '.join(tokens)[:60]!r}", line=number
+        )
+    if i + 1 >= len(lines):
+        raise InstanceFormatError(src, "missing the line of numbers after the header", line=number)
+    number, tokens = lines[i + 1]
+    if len(tokens) != 6:
+        raise InstanceFormatError(
+            src,
+            f"expected 6 numbers (jobs, machines, time seed, machine seed, upper bound, lower bound), "
+            f"got {len(tokens)}",
+            line=number,
+        )
+    values = _ints(tokens, src, number, "header numbers")
+    n, m = values[0], values[1]
+    if n < 1 or m < 1:
+        raise InstanceFormatError(src, f"needs jobs >= 1 and machines >= 1, got {n} {m}", line=number)
+    return number, values
+
+
+def _zero_based_machines(machines1: list[list[int]], m: int, src: str, block_start: int) -> list[list[int]]:
+    """The Machines block (numbered from 1) numbered from 0, every machine in 1..m."""
+    machines = []
+    for j, row in enumerate(machines1):
+        for k, mc in enumerate(row):
+            if not 1 <= mc <= m:
+                raise InstanceFormatError(
+                    src,
+                    f"job {j}, operation {k}: machine {mc} outside 1..{m} (this format numbers machines from 1)",
+                    line=block_start + 1 + j,
+                )
+        machines.append([mc - 1 for mc in row])
+    return machines
+
+
+def _check_taillard_durations(durations: list[list[int]], src: str, header_line: int) -> None:
+    """Every duration in 0..MAX_QUANTITY; an error names the header's line."""
+    for j, row in enumerate(durations):
+        for k, p in enumerate(row):
+            if p < 0:
+                raise InstanceFormatError(src, f"job {j}, operation {k}: negative duration {p}", line=header_line)
+            if p > MAX_QUANTITY:
+                raise InstanceFormatError(
+                    src, f"job {j}, operation {k}: duration {p} is too large (at most {MAX_QUANTITY})",
+                    line=header_line,
+                )
 
 
 def _taillard_block(

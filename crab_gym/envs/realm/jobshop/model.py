@@ -98,6 +98,53 @@ def refiled(
     return InstanceFormatError(source, problem, field=field, line=line if line is not None else exc.line)
 
 
+def _check_rows(d: tuple[tuple[int, ...], ...], mc: tuple[tuple[int, ...], ...], src: str) -> None:
+    """At least one job, every job the same number (>= 1) of operations, no negative duration."""
+    if not d:
+        raise InstanceFormatError(src, "an instance needs at least one job", field="durations")
+    n_ops = len(d[0])
+    if n_ops == 0:
+        raise InstanceFormatError(src, "a job needs at least one operation", field="durations[0]")
+    if len(mc) != len(d):
+        raise InstanceFormatError(
+            src, f"{len(mc)} machine rows for {len(d)} jobs", field="machines"
+        )
+    for j, (drow, mrow) in enumerate(zip(d, mc)):
+        if len(drow) != n_ops or len(mrow) != n_ops:
+            raise InstanceFormatError(
+                src,
+                f"job {j} has {len(drow)} durations and {len(mrow)} machines; "
+                f"every job needs {n_ops} operations",
+                field=f"durations[{j}]",
+            )
+        for k, v in enumerate(drow):
+            if v < 0:
+                raise InstanceFormatError(src, f"negative duration {v}", field=f"durations[{j}][{k}]")
+
+
+def _machine_count(
+    n_machines: int | None, d: tuple[tuple[int, ...], ...], mc: tuple[tuple[int, ...], ...], src: str
+) -> int:
+    """The machine count (declared, else the highest machine used + 1), every machine in range."""
+    n_mach = n_machines
+    top = max(max(row) for row in mc) + 1
+    if n_mach is None:
+        n_mach = top
+    n_ops_total = len(d) * len(d[0])
+    n_mach = _whole(n_mach, src, "n_machines", 1)
+    if n_mach > max(top, n_ops_total):  # machines no operation could use: a typo, and big arrays
+        raise InstanceFormatError(
+            src, f"{n_mach} machines declared but the jobs have only {n_ops_total} operations", field="n_machines"
+        )
+    for j, mrow in enumerate(mc):
+        for k, v in enumerate(mrow):
+            if not 0 <= v < n_mach:
+                raise InstanceFormatError(
+                    src, f"machine {v} outside 0..{n_mach - 1}", field=f"machines[{j}][{k}]"
+                )
+    return n_mach
+
+
 @dataclass(frozen=True, eq=False)
 class JSSPInstance:
     """A job-shop scheduling instance with its known bounds (``None`` where unknown).
@@ -124,43 +171,14 @@ class JSSPInstance:
         mc = _as_matrix(self.machines, "machines", src)
         object.__setattr__(self, "durations", d)
         object.__setattr__(self, "machines", mc)
-        if not d:
-            raise InstanceFormatError(src, "an instance needs at least one job", field="durations")
-        n_ops = len(d[0])
-        if n_ops == 0:
-            raise InstanceFormatError(src, "a job needs at least one operation", field="durations[0]")
-        if len(mc) != len(d):
-            raise InstanceFormatError(
-                src, f"{len(mc)} machine rows for {len(d)} jobs", field="machines"
-            )
-        for j, (drow, mrow) in enumerate(zip(d, mc)):
-            if len(drow) != n_ops or len(mrow) != n_ops:
-                raise InstanceFormatError(
-                    src,
-                    f"job {j} has {len(drow)} durations and {len(mrow)} machines; "
-                    f"every job needs {n_ops} operations",
-                    field=f"durations[{j}]",
-                )
-            for k, v in enumerate(drow):
-                if v < 0:
-                    raise InstanceFormatError(src, f"negative duration {v}", field=f"durations[{j}][{k}]")
-        n_mach = self.n_machines
-        top = max(max(row) for row in mc) + 1
-        if n_mach is None:
-            n_mach = top
-        n_ops_total = len(d) * n_ops
-        n_mach = _whole(n_mach, src, "n_machines", 1)
-        if n_mach > max(top, n_ops_total):  # machines no operation could use: a typo, and big arrays
-            raise InstanceFormatError(
-                src, f"{n_mach} machines declared but the jobs have only {n_ops_total} operations", field="n_machines"
-            )
-        object.__setattr__(self, "n_machines", n_mach)
-        for j, mrow in enumerate(mc):
-            for k, v in enumerate(mrow):
-                if not 0 <= v < n_mach:
-                    raise InstanceFormatError(
-                        src, f"machine {v} outside 0..{n_mach - 1}", field=f"machines[{j}][{k}]"
-                    )
+        _check_rows(d, mc, src)
+        object.__setattr__(self, "n_machines", _machine_count(self.n_machines, d, mc, src))
+        self._check_known_values()
+
+    def _check_known_values(self) -> None:
+        """Bounds and seeds as whole numbers, the citation as text, and the bounds consistent
+        with each other and with :meth:`trivial_lower_bound` (the matrices are checked first)."""
+        src = self.name
         tlb = self.trivial_lower_bound()
         low = 1 if tlb >= 1 else 0  # only an instance whose durations are all 0 has bounds of 0
         for key in ("optimum", "upper_bound", "lower_bound"):

@@ -91,17 +91,55 @@ def solve_jssp(
         raise ValueError("time_limit must be > 0 and num_workers >= 1")
     cache_file = None
     if cache:
-        folder = default_cache_dir() if cache is True else Path(cache)
         mode = ("_i" if interleave else "") + (f"_d{deterministic_limit:g}" if deterministic_limit else "")
-        cache_file = folder / f"{instance.fingerprint()}_t{time_limit:g}_w{num_workers}{mode}.json"
-        if cache_file.is_file():
-            try:
-                result = OracleResult.from_dict(json.loads(cache_file.read_text(encoding="utf-8")))
-            except (OSError, ValueError, KeyError, TypeError):
-                pass  # a damaged cache entry (bad bytes, bad JSON, missing keys) is solved again
-            else:
-                return dataclasses.replace(result, instance=instance.name)
+        cache_file = _cache_file(instance, cache, f"_t{time_limit:g}_w{num_workers}{mode}")
+        cached = _cached(cache_file, instance)
+        if cached is not None:
+            return cached
 
+    model, starts = _model(instance, hint)
+    solver = new_solver(time_limit, num_workers, interleave_search=bool(interleave))
+    if deterministic_limit:
+        solver.parameters.max_deterministic_time = float(deterministic_limit)
+    status = solver.Solve(model)
+    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    result = OracleResult(
+        instance=instance.name,
+        makespan=int(solver.ObjectiveValue()) if found else None,
+        lower_bound=int(solver.BestObjectiveBound()) if found else instance.trivial_lower_bound(),
+        optimal=status == cp_model.OPTIMAL,
+        status=solver.StatusName(status),
+        starts=tuple(tuple(int(solver.Value(s)) for s in row) for row in starts) if found else None,
+        time_limit=float(time_limit),
+        num_workers=int(num_workers),
+        solver=_solver_name() + (" (interleave_search)" if interleave else ""),
+    )
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cache_file.write_text(json.dumps(result.to_dict()))
+    return result
+
+
+def _cache_file(instance: JSSPInstance, cache: bool | str | Path, budget: str) -> Path:
+    """The cache entry of ``instance`` under ``budget`` (``cache=True``: the default folder)."""
+    folder = default_cache_dir() if cache is True else Path(cache)
+    return folder / f"{instance.fingerprint()}{budget}.json"
+
+
+def _cached(cache_file: Path, instance: JSSPInstance) -> OracleResult | None:
+    """The cached result, renamed to ``instance``; None if absent or damaged (then solved again)."""
+    if not cache_file.is_file():
+        return None
+    try:
+        result = OracleResult.from_dict(json.loads(cache_file.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a damaged cache entry (bad bytes, bad JSON, missing keys) is solved again
+    return dataclasses.replace(result, instance=instance.name)
+
+
+def _model(instance: JSSPInstance, hint: list[list[int]] | None) -> tuple[cp_model.CpModel, list[list]]:
+    """The textbook model (intervals, job precedences, NoOverlap per machine, min makespan)
+    and its start variables by job, hinted with ``hint``'s starts if given."""
     model = cp_model.CpModel()
     horizon = sum(sum(row) for row in instance.durations)
     starts, ends = [], []
@@ -128,27 +166,7 @@ def solve_jssp(
         for srow, hrow in zip(starts, hint):
             for s, h in zip(srow, hrow):
                 model.AddHint(s, int(h))
-
-    solver = new_solver(time_limit, num_workers, interleave_search=bool(interleave))
-    if deterministic_limit:
-        solver.parameters.max_deterministic_time = float(deterministic_limit)
-    status = solver.Solve(model)
-    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    result = OracleResult(
-        instance=instance.name,
-        makespan=int(solver.ObjectiveValue()) if found else None,
-        lower_bound=int(solver.BestObjectiveBound()) if found else instance.trivial_lower_bound(),
-        optimal=status == cp_model.OPTIMAL,
-        status=solver.StatusName(status),
-        starts=tuple(tuple(int(solver.Value(s)) for s in row) for row in starts) if found else None,
-        time_limit=float(time_limit),
-        num_workers=int(num_workers),
-        solver=_solver_name() + (" (interleave_search)" if interleave else ""),
-    )
-    if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        cache_file.write_text(json.dumps(result.to_dict()))
-    return result
+    return model, starts
 
 
 def with_oracle_bounds(instance: JSSPInstance, result: OracleResult) -> JSSPInstance:

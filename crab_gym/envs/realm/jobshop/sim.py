@@ -171,10 +171,18 @@ class JobShopSchedule:
         state is not changed. Operations already scheduled stay where they are, so on each
         machine the plan must begin with them, in the order they run.
         """
+        reason = self._plan_shape_error(sequence)
+        if reason is not None:
+            return reason, []
+        return self._place_plan([[int(j) for j in r] for r in sequence])
+
+    def _plan_shape_error(self, sequence: Any) -> str | None:
+        """Why ``sequence`` is not one list per machine naming each of its operations' jobs
+        once, starting with those already scheduled there; None if it is."""
         m = self.n_machines
         if not isinstance(sequence, (list, tuple)) or len(sequence) != m:
             got = len(sequence) if isinstance(sequence, (list, tuple)) else type(sequence).__name__
-            return f"sequence must hold {m} lists, one per machine (machine 0 first); got {got}", []
+            return f"sequence must hold {m} lists, one per machine (machine 0 first); got {got}"
         expected: list[list[int]] = [[] for _ in range(m)]
         for j, mrow in enumerate(self._mach):
             for mc in mrow:
@@ -182,34 +190,25 @@ class JobShopSchedule:
         for mc in range(m):
             row = sequence[mc]
             if not isinstance(row, (list, tuple)) or not all(isinstance(j, (int, np.integer)) for j in row):
-                return f"machine {mc}: expected a list of job indices", []
+                return f"machine {mc}: expected a list of job indices"
             if sorted(int(j) for j in row) != expected[mc]:
-                want, got = _counts(expected[mc]), _counts(row)
-                missing = sorted(j for j in want if got.get(j, 0) < want[j])
-                extra = sorted(j for j in got if got[j] > want.get(j, 0))
-                parts = []
-                if missing:
-                    parts.append(f"missing job(s) {missing}")
-                if extra:
-                    parts.append(f"unexpected or repeated job(s) {extra}")
-                return (
-                    f"machine {mc}: must list every job that has an operation on it, once per "
-                    f"operation ({'; '.join(parts)})",
-                    [],
-                )
+                return _wrong_jobs(mc, expected[mc], row)
             fixed = self.m_jobs[mc]
             if [int(j) for j in row[: len(fixed)]] != fixed:
                 return (
                     f"machine {mc}: operations already scheduled stay in place, so its list must "
-                    f"start with {fixed}; got {[int(j) for j in row[: len(fixed)]]}",
-                    [],
+                    f"start with {fixed}; got {[int(j) for j in row[: len(fixed)]]}"
                 )
-        # semi-active simulation of the remaining operations
+        return None
+
+    def _place_plan(self, rows: list[list[int]]) -> tuple[str | None, list[tuple[int, int]]]:
+        """Semi-active simulation of the remaining operations in the machine orders ``rows``:
+        ``(None, [(job, start)...])``, or the deadlock's description and ``[]``."""
+        m = self.n_machines
         nxt = list(self.next_op)
         ready = list(self.job_ready)
         free = [e[-1] if e else 0 for e in self.m_ends]
         ptr = [len(f) for f in self.m_jobs]
-        rows = [[int(j) for j in r] for r in sequence]
         order: list[tuple[int, int]] = []
         remaining = self.n_total - self.n_scheduled
         progress = True
@@ -268,6 +267,22 @@ class JobShopSchedule:
     def critical_jobs(self) -> list[int]:
         """Jobs whose current completion equals the makespan."""
         return [j for j in range(self.n_jobs) if self.next_op[j] and self.job_ready[j] == self.makespan]
+
+
+def _wrong_jobs(mc: int, expected: list[int], row: Any) -> str:
+    """Why machine ``mc``'s list is not the multiset ``expected`` (jobs missing, extra, repeated)."""
+    want, got = _counts(expected), _counts(row)
+    missing = sorted(j for j in want if got.get(j, 0) < want[j])
+    extra = sorted(j for j in got if got[j] > want.get(j, 0))
+    parts = []
+    if missing:
+        parts.append(f"missing job(s) {missing}")
+    if extra:
+        parts.append(f"unexpected or repeated job(s) {extra}")
+    return (
+        f"machine {mc}: must list every job that has an operation on it, once per "
+        f"operation ({'; '.join(parts)})"
+    )
 
 
 def _counts(values: Sequence[int]) -> dict[int, int]:

@@ -214,8 +214,20 @@ class JobShopBatch:
         p = self._table_duration[op]
         t0 = self.job_ready.ravel()[rj]
         rm = envs * self.n_machines + mc
+        start, end = self._place_in_gap(rm, t0, p, every)
+        # the env's own arrays
+        self.done.ravel()[rj * self.n_ops + k] = 1
+        self.job_ready.ravel()[rj] = end
+        self.next_op.ravel()[rj] = k + 1
+        self._shift_bounds(rj, k, start - t0)
+        self._tally(envs, rj, op, k + 1 == self.n_ops, end, every)
+
+    def _place_in_gap(
+        self, rm: np.ndarray, t0: np.ndarray, p: np.ndarray, every: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Put each operation (duration ``p``, ready at ``t0``) in the first gap of its
+        (env, machine) row ``rm`` that holds it (see the module docstring); its (start, end)."""
         width, shift = self.width, self.shift
-        # the first gap that holds the operation (see the module docstring)
         gathered = self.slots.take(rm, axis=0)  # (K, W)
         by_slot = gathered.T.copy()  # (W, K)
         test = by_slot - ((p << 32) | ((2 * (t0 + p)) << shift))
@@ -240,13 +252,11 @@ class JobShopBatch:
         out[base + count + 1] = self._sentinel(count + 1, last_end)
         self.slot_count[rm] = count + 1
         self.machine_available.ravel()[rm] = last_end
-        # the env's own arrays
-        self.done.ravel()[rj * self.n_ops + k] = 1
-        self.job_ready.ravel()[rj] = end
-        self.next_op.ravel()[rj] = k + 1
-        # the job's bounds from operation k on move by this operation's delay (whole numbers
-        # below 2**24 are exact in float32, so they equal the single engine's)
-        delay = start - t0
+        return start, end
+
+    def _shift_bounds(self, rj: np.ndarray, k: np.ndarray, delay: np.ndarray) -> None:
+        """The job's bounds from operation k on move by this operation's delay (whole numbers
+        below 2**24 are exact in float32, so they equal the single engine's)."""
         late = np.flatnonzero(delay)  # most operations start when their job is ready
         if len(late):
             lb_rows = self.lower_bound.reshape(-1, self.n_ops)
@@ -255,7 +265,11 @@ class JobShopBatch:
             shifted *= delay[late].astype(np.float32)[:, None]
             shifted += lb_rows.take(rows_late, axis=0)
             lb_rows[rows_late] = shifted
-        finished = k + 1 == self.n_ops
+
+    def _tally(
+        self, envs: np.ndarray, rj: np.ndarray, op: np.ndarray, finished: np.ndarray, end: np.ndarray, every: bool
+    ) -> None:
+        """The per-env counts, makespans and (if tracked) bounds; finished jobs leave the mask."""
         if every:
             self.n_scheduled += 1
             np.maximum(self.makespan, end, out=self.makespan)
