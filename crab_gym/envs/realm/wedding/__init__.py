@@ -7,4 +7,8 @@ instances/ · sim.py (event simulation) · checker.py (independent plan checker)
 (RoutingModel) · oracle_cpsat.py (CP-SAT cross-check and proof) · oracle_disruptions.py (P8
 re-solve) · references.py · heuristics.py · render.py · env.py (Realm-P5-v0) ·
 env_disruptions.py (Realm-P8-v0) · build.py (regenerates instances/).
+
+What every vehicle fleet shares (the road network's core, the event clock, the env base and
+the road-disruption mixin, the RoutingModel core, the map drawing) lives once in
+:mod:`crab_gym.envs.realm.common.fleet`; these modules keep only what is wedding's own.
 """
