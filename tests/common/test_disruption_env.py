@@ -300,7 +300,7 @@ def test_adaptation_does_not_apply_when_no_disruption_struck():
         assert metrics["adaptation_pending"] is False
 
 
-@pytest.mark.parametrize("env_id", ["Realm-P7-v0", "Realm-P9-v0", "Realm-P10-v0"])
+@pytest.mark.parametrize("env_id", ["Realm-P4-v0", "Realm-P7-v0", "Realm-P8-v0", "Realm-P9-v0", "Realm-P10-v0"])
 def test_every_realm_env_with_disruptions_uses_the_kit(env_id):
     env = gym.make(env_id)
     assert isinstance(env.unwrapped, DisruptedRealmEnv)

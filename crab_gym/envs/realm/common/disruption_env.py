@@ -38,7 +38,8 @@ hook                               what the family says
 ``_schedule_disruption(d, now)``   ``d`` put in time (default: a ``start`` of None becomes now)
 ``_inject(d, now)``                hand it to the simulation and report (default:
                                    :func:`~.disruptions.inject_and_report` on ``self.sim``)
-``_disruption_json(d)``            ``d`` as ``info`` reports it
+``disruption_json``                ``d -> dict``: a disruption as ``info`` reports it (default:
+                                   its pydantic JSON form)
 ``_fired_event(d)``                the event line of a disruption that fired
 ``_active_disruptions()``          the disruptions in force now
 ``_stored_adaptation_value()``     the ``"oracle"`` mode's yardstick
@@ -73,6 +74,11 @@ from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference
 AdaptationScore = Callable[[Any], "float | None"]
 
 
+def model_json(d: Any) -> dict[str, Any]:
+    """A typed (pydantic) disruption as plain JSON data: the default ``disruption_json``."""
+    return json.loads(d.model_dump_json())
+
+
 class DisruptedRealmEnv(RealmEnv):
     """A REALM env whose episodes face disruptions: the schedule, injection, reporting and
     the adaptation metric, with the family's hooks (see the module docstring)."""
@@ -81,6 +87,8 @@ class DisruptedRealmEnv(RealmEnv):
     disruption_kinds: ClassVar[Mapping[str, DisruptionKind]] = {}
     #: ``(disruption, instance) -> typed disruption`` (set it with ``staticmethod(...)``).
     disruption_parser: ClassVar[Callable[[Any, Any], Any] | None] = None
+    #: ``disruption -> dict``: how ``info`` and the solution report one (a ``staticmethod``).
+    disruption_json: ClassVar[Callable[[Any], dict[str, Any]]] = staticmethod(model_json)
     #: ``(instance, faced schedule) -> Reference`` (set it with ``staticmethod(...)``).
     faced_reference: ClassVar[Callable[[Any, list[Any]], Reference] | None] = None
     #: ``"deferred"``, ``"resolve"`` or ``"oracle"`` (:data:`~.disruptions.ADAPTATION_MODES`).
@@ -162,18 +170,14 @@ class DisruptedRealmEnv(RealmEnv):
 
     def _inject(self, d: Any, now: int) -> DisruptionReport:
         """Hand ``d`` to the simulation and say what happened (applied now, or scheduled)."""
-        return inject_and_report(self, d, now, self._disruption_json(d), self._events)
-
-    def _disruption_json(self, d: Any) -> dict[str, Any]:
-        """``d`` as ``info`` reports it."""
-        return json.loads(d.model_dump_json())
+        return inject_and_report(self, d, now, self.disruption_json(d), self._events)
 
     # ================================================================== the clock passing
     def _note_fired(self, fired: list[Any]) -> None:
         """Disruptions just fired: each reported once in ``info["disruptions"]`` and as an
         event line."""
         for d in fired:
-            self._fired.append(self._disruption_json(d))
+            self._fired.append(self.disruption_json(d))
             self._events.append(self._fired_event(d))
 
     def _fired_event(self, d: Any) -> str:

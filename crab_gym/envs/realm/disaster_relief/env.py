@@ -539,7 +539,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
             "allocations": sim.allocations(),
             "trips": sim.plan()["trips"],
             "refused": self._refused(verdict),
-            "disruptions": [self._disruption_json(d) for d in sim.applied],
+            "disruptions": [self.disruption_json(d) for d in sim.applied],
         }
         return metrics, solution
 

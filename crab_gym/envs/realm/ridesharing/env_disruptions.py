@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from crab_gym.envs.realm.common.disruptions import checked_adaptation_reference
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
@@ -35,7 +34,7 @@ INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
 GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
 
 
-class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
+class RideSharingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, RideSharingEnv):
     """Urban ride-sharing with disruptions (REALM-Bench P4): P3's dial-a-ride problem while
     traffic delays, road closures, accidents and construction strike at given minutes; plans
     must adapt when they do.
@@ -144,6 +143,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
     disruption_json = staticmethod(disruption_to_json)
+    faced_reference = staticmethod(p4_reference)
 
     @checked_init
     @realm_keywords
@@ -155,7 +155,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
-        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._init_disruptions(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
     # ================================================================== instances
@@ -171,10 +171,6 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
         return d.roads(inst.index, inst.locations)
 
     # ================================================================== results
-    def _solve_reference(self) -> Reference:
-        """The best plan known facing this episode's disruptions."""
-        return p4_reference(self.instance, self.faced_schedule())
-
     def _solo_value(self) -> float | None:
         """The best one-vehicle plan's cost facing this episode's disruptions."""
         return solo_reference(self.instance, self.faced_schedule())["value"]

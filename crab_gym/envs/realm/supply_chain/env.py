@@ -275,6 +275,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
+    disruption_json = staticmethod(disruption_to_json)
     faced_reference = staticmethod(reference_p10)
 
     @checked_init
@@ -510,9 +511,6 @@ class SupplyChainEnv(DisruptedRealmEnv):
     def _fired_event(self, d: Shortage | Breakdown) -> str:
         return f"disruption on day {d.start}: {d.describe()}"
 
-    def _disruption_json(self, d: Shortage | Breakdown) -> dict[str, Any]:
-        return disruption_to_json(d)
-
     def _active_disruptions(self) -> list[Shortage | Breakdown]:
         return [d for d in self.sim.fired if d.active(self.sim.day)]
 
@@ -533,7 +531,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
             f"scheduled: {d.describe()} (strikes when day {d.start} begins)"
         if not applied:
             self._events.append(msg)
-        return disruption_report(applied, now, msg, disruption_to_json(d))
+        return disruption_report(applied, now, msg, self.disruption_json(d))
 
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: ``locations`` (components and stages), no routes,

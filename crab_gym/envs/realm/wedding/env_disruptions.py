@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from crab_gym.envs.realm.common.disruptions import checked_adaptation_reference
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.wedding.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.wedding.env import WeddingEnv, instance_kind
 from crab_gym.envs.realm.wedding.formats import load_p8, shipped_p8_names
@@ -30,7 +29,7 @@ INSTANCE_KIND = instance_kind("P8", (P8Instance, WeddingInstance), shipped_p8_na
 GENERATOR = SizedGenerator(generate_p8, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
 
 
-class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
+class WeddingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, WeddingEnv):
     """Wedding logistics with disruptions (REALM-Bench P8): P5's pickups and errands while
     roads close and traffic slows at given minutes; plans must adapt when they do.
 
@@ -99,6 +98,7 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
     disruption_json = staticmethod(disruption_to_json)
+    faced_reference = staticmethod(p8_reference)
 
     @checked_init
     @realm_keywords
@@ -106,7 +106,7 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
         self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
-        self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
+        self._init_disruptions(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
     def _load_instance(self, spec: Any) -> P8Instance:
@@ -121,9 +121,6 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
         return [] if pair is None else [pair, (pair[1], pair[0])]
 
     # ================================================================== results
-    def _solve_reference(self) -> Reference:
-        return p8_reference(self.instance, self.faced_schedule())
-
     def _coordination_yardsticks(self) -> tuple[float | None, float | None]:
         """P5's: the plain problem's single-vehicle and best known costs."""
         extra = self.reference.extra
