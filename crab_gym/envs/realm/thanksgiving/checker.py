@@ -90,19 +90,11 @@ def trip_times(inst: ThanksgivingInstance, pickups: list[dict[str, Any]], landin
     return home, trips
 
 
-def check_plan(
-    inst: ThanksgivingInstance, plan: dict[str, Any], landings: dict[str, int], reference: float | None = None,
-    baseline: float | None = None,
-) -> ThanksgivingCheck:
-    """Score a plan (REALM's P6/P9 shape) against the real ``landings`` of the travellers;
-    ``optimality`` runs from ``baseline`` (default: dinner at the deadline, ``deadline -
-    start_time``) to ``reference``. Unknown ids raise ``KeyError``."""
-    pickups, cooking = list(plan.get("pickups", [])), list(plan.get("cooking_schedule", []))
-    home, trips = trip_times(inst, pickups, landings)
-    for m in inst.member_ids:
-        if m not in inst.travellers:
-            home[m] = inst.start_time
-    fetched = Counter(str(p["member"]) for p in pickups)
+def _task_constraints(
+    inst: ThanksgivingInstance, cooking: list[dict[str, Any]], home: dict[str, int]
+) -> tuple[dict[str, bool], dict[str, tuple[int, int]]]:
+    """``task:<id>`` per task (cooked once, by a skilled cook at home, after its
+    predecessors), and each cooked task's (start, end) (its first entry's)."""
     cons: dict[str, bool] = {}
     entries = defaultdict(list)
     for e in cooking:
@@ -125,8 +117,19 @@ def check_plan(
                 and all(p in spans and spans[p][1] <= start for p in inst.predecessors(t.task_id))
             )
         cons[f"task:{t.task_id}"] = ok
-    for m in inst.travellers:
-        cons[f"fetched:{m}"] = fetched[m] == 1
+    return cons, spans
+
+
+def _shared_constraints(
+    inst: ThanksgivingInstance,
+    cooking: list[dict[str, Any]],
+    spans: dict[str, tuple[int, int]],
+    trips: list[tuple[str, int, int, int, int]],
+    pickups: list[dict[str, Any]],
+) -> dict[str, bool]:
+    """What is shared: ``cook:<id>`` (one task at a time), ``car:<id>`` (one trip at a time,
+    seats), ``kitchen`` (capacity) and ``oven`` (one task at a time)."""
+    cons: dict[str, bool] = {}
     for m in inst.member_ids:
         mine = [spans[str(e["task"])] for e in cooking if str(e["cook"]) == m and str(e["task"]) in spans]
         cons[f"cook:{m}"] = not _overlap(mine)
@@ -142,9 +145,29 @@ def check_plan(
     for p in pickups:
         if str(p["car"]) not in inst.car_index:
             raise KeyError(p["car"])
-    all_spans = list(spans.values())
-    cons["kitchen"] = _max_load(all_spans) <= inst.kitchen_capacity
+    cons["kitchen"] = _max_load(list(spans.values())) <= inst.kitchen_capacity
     cons["oven"] = not _overlap([spans[t.task_id] for t in inst.tasks if t.oven and t.task_id in spans])
+    return cons
+
+
+def check_plan(
+    inst: ThanksgivingInstance, plan: dict[str, Any], landings: dict[str, int], reference: float | None = None,
+    baseline: float | None = None,
+) -> ThanksgivingCheck:
+    """Score a plan (REALM's P6/P9 shape) against the real ``landings`` of the travellers;
+    ``optimality`` runs from ``baseline`` (default: dinner at the deadline, ``deadline -
+    start_time``) to ``reference``. Unknown ids raise ``KeyError``."""
+    pickups, cooking = list(plan.get("pickups", [])), list(plan.get("cooking_schedule", []))
+    home, trips = trip_times(inst, pickups, landings)
+    for m in inst.member_ids:
+        if m not in inst.travellers:
+            home[m] = inst.start_time
+    fetched = Counter(str(p["member"]) for p in pickups)
+    cons, spans = _task_constraints(inst, cooking, home)
+    for m in inst.travellers:
+        cons[f"fetched:{m}"] = fetched[m] == 1
+    cons.update(_shared_constraints(inst, cooking, spans, trips, pickups))
+    all_spans = list(spans.values())
 
     feasible = all(cons.values())
     driving = sum(d for *_, d in trips)

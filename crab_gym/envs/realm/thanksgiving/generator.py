@@ -11,6 +11,7 @@ that draws a fresh instance per episode keeps its spaces.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -88,6 +89,37 @@ def generate(
             f"got {n_members}, {n_tasks}, {n_cars}"
         )
     members = list(MEMBER_NAMES[:n_members])
+    tasks, deps = _tasks(rng, n_tasks)
+    task_ids = [t.task_id for t in tasks]
+    skills = _skills(rng, members, task_ids)
+    flights, flight_of = _flights(rng, members)
+    travel = 5 * int(rng.integers(6, 13))
+    cars = [
+        Car(car_id=f"car{c + 1}", seats=int(rng.integers(2, 5)), start="home" if c == 0 or rng.random() < 0.5 else "airport")
+        for c in range(n_cars)
+    ]
+    capacity = int(rng.integers(2, min(MAX_CAPACITY, n_members) + 1))
+    delay_list = _delays(rng, flights, size) if delays else []
+    draft = _Draft(
+        name=name or f"p{9 if delays else 6}_{size}_{seed:02d}",
+        description=f"seeded Thanksgiving dinner ({size}, seed {seed})",
+        size=size,
+        travel=travel,
+        capacity=capacity,
+        cars=cars,
+        members=[Member(member_id=m, skills=sorted(skills[m], key=task_ids.index), flight=flight_of.get(m))
+                 for m in members],
+        flights=flights,
+        tasks=tasks,
+        deps=deps,
+        delay_list=delay_list,
+    )
+    return draft.at(_start_minute(draft, seed), DINNER)
+
+
+def _tasks(rng: np.random.Generator, n_tasks: int) -> tuple[list[Task], list[tuple[str, str]]]:
+    """The first ``n_tasks`` dishes with drawn durations, and their precedences (the fixed
+    ones, and a few more forward in dish order, so acyclic)."""
     tasks = [
         Task(task_id=d, duration=int(rng.integers(lo, hi + 1)), oven=oven) for d, lo, hi, oven in DISHES[:n_tasks]
     ]
@@ -97,15 +129,24 @@ def generate(
         i, j = sorted(int(x) for x in rng.choice(n_tasks, size=2, replace=False)) if n_tasks > 1 else (0, 0)
         if i != j and (task_ids[i], task_ids[j]) not in deps:
             deps.append((task_ids[i], task_ids[j]))
+    return tasks, deps
 
-    # skills: every task has one or two cooks; everyone cooks something when possible
+
+def _skills(rng: np.random.Generator, members: list[str], task_ids: list[str]) -> dict[str, set[str]]:
+    """Every task has one or two cooks; everyone cooks something when possible."""
+    n_members = len(members)
     skills: dict[str, set[str]] = {m: set() for m in members}
     for k, t in enumerate(task_ids):
         skills[members[k % n_members]].add(t)
         if rng.random() < SECOND_COOK:
             skills[members[int(rng.integers(n_members))]].add(t)
+    return skills
 
-    # travellers: all but mom may fly; at least one does
+
+def _flights(rng: np.random.Generator, members: list[str]) -> tuple[list[tuple[str, int]], dict[str, str]]:
+    """(flight id, minutes after the start) per flight and each traveller's flight: all but
+    mom may fly, at least one does, some share a flight."""
+    n_members = len(members)
     n_travel = max(1, min(n_members - 1, int(round(n_members * rng.uniform(0.35, 0.6)))))
     travellers = sorted(int(x) for x in rng.choice(np.arange(1, n_members), size=n_travel, replace=False))
     flights: list[tuple[str, int]] = []
@@ -117,48 +158,66 @@ def generate(
             fid = f"flight{len(flights) + 1}"
             flights.append((fid, 5 * int(rng.integers(*FLIGHT_WINDOW))))  # minutes after the start, 5-min steps
             flight_of[members[idx]] = fid
-    travel = 5 * int(rng.integers(6, 13))
-    cars = [
-        Car(car_id=f"car{c + 1}", seats=int(rng.integers(2, 5)), start="home" if c == 0 or rng.random() < 0.5 else "airport")
-        for c in range(n_cars)
-    ]
-    capacity = int(rng.integers(2, min(MAX_CAPACITY, n_members) + 1))
-    delay_list: list[tuple[str, int, int]] = []
-    if delays:
-        order = [fid for fid, _ in flights]
-        rng.shuffle(order)
-        for fid in order[: 1 if size != "large" else max(1, min(2, len(order)))]:
-            arrival = dict(flights)[fid]
-            delay_list.append((fid, 5 * int(rng.integers(6, 25)), max(15, arrival - 5 * int(rng.integers(6, 19)))))
+    return flights, flight_of
 
-    def build(start: int, deadline: int) -> ThanksgivingInstance:
+
+def _delays(rng: np.random.Generator, flights: list[tuple[str, int]], size: str) -> list[tuple[str, int, int]]:
+    """P9's (flight, delay, announced minute after the start): one flight, two in large instances."""
+    delay_list: list[tuple[str, int, int]] = []
+    order = [fid for fid, _ in flights]
+    rng.shuffle(order)
+    for fid in order[: 1 if size != "large" else max(1, min(2, len(order)))]:
+        arrival = dict(flights)[fid]
+        delay_list.append((fid, 5 * int(rng.integers(6, 25)), max(15, arrival - 5 * int(rng.integers(6, 19)))))
+    return delay_list
+
+
+@dataclass
+class _Draft:
+    """A drawn instance with its times relative to a start not fixed yet."""
+
+    name: str
+    description: str
+    size: str
+    travel: int
+    capacity: int
+    cars: list[Car]
+    members: list[Member]
+    flights: list[tuple[str, int]]
+    tasks: list[Task]
+    deps: list[tuple[str, str]]
+    delay_list: list[tuple[str, int, int]]
+
+    def at(self, start: int, deadline: int) -> ThanksgivingInstance:
+        """The instance starting at minute ``start``."""
         return ThanksgivingInstance(
-            name=name or f"p{9 if delays else 6}_{size}_{seed:02d}",
-            description=f"seeded Thanksgiving dinner ({size}, seed {seed})",
-            size=size,
+            name=self.name,
+            description=self.description,
+            size=self.size,
             start_time=start,
             deadline=deadline,
-            travel_minutes=travel,
-            kitchen_capacity=capacity,
-            cars=cars,
-            members=[Member(member_id=m, skills=sorted(skills[m], key=task_ids.index), flight=flight_of.get(m))
-                     for m in members],
-            flights=[Flight(flight_id=f, arrival=start + a) for f, a in flights],
-            tasks=tasks,
-            dependencies=deps,
-            delays=[FlightDelay(flight=f, delay=d, announced=start + a) for f, d, a in delay_list],
+            travel_minutes=self.travel,
+            kitchen_capacity=self.capacity,
+            cars=self.cars,
+            members=self.members,
+            flights=[Flight(flight_id=f, arrival=start + a) for f, a in self.flights],
+            tasks=self.tasks,
+            dependencies=self.deps,
+            delays=[FlightDelay(flight=f, delay=d, announced=start + a) for f, d, a in self.delay_list],
         )
 
-    # the greedy policy, learning each delay when it is announced, fixes the start so that
-    # its afternoon ends SLACK minutes before dinner
-    relative = build(0, 10**6)
+
+def _start_minute(draft: _Draft, seed: int) -> int:
+    """The start at which the greedy policy (learning each delay when it is announced) ends
+    its afternoon at least SLACK minutes before dinner, on a quarter hour."""
+    relative = draft.at(0, 10**6)
     played = greedy_play(Kitchen.start_of(relative, relative.delays))
     if not played.complete:  # cannot happen: every task has a cook and every traveller a car
         raise RuntimeError(f"the greedy plan of seed {seed} does not finish")
     start = 15 * ((DINNER - SLACK - played.now) // 15)
     if start < 0:
         raise ValueError(f"seed {seed}: the afternoon takes {played.now} minutes, more than a day before dinner")
-    return build(start, DINNER)
+    return start
 
 
 def generate_p6(

@@ -121,61 +121,80 @@ class _Model:
     """The CP-SAT model of the rest of an afternoon (see the module docstring)."""
 
     def __init__(self, inst: ThanksgivingInstance, state: Kitchen, landing: dict[str, int]) -> None:
-        m = self.m = cp_model.CpModel()
+        self.m = cp_model.CpModel()
         self.inst, self.state = inst, state
-        now, H, T = state.now, horizon(state, landing), inst.travel_minutes
-        # ---------------------------------------------------------- trips
+        H = horizon(state, landing)
+        self.slots: dict[tuple[str, int], tuple[Any, Any]] = {}  # (car, s) -> (depart var, used var)
+        self.onboard: dict[tuple[str, str, int], Any] = {}
+        self.choice: dict[tuple[str, str], Any] = {}
+        self.const_scaled = state.driving - SCALE * inst.start_time  # driving already done or under way
+        home, driving = self._add_trips(landing, H)
+        ends = self._add_cooking(home, H)
+        self._minimise_cost(ends, list(home.values()), sum(driving), H + inst.travel_minutes)
+
+    def _add_trips(self, landing: dict[str, int], H: int) -> tuple[dict[str, Any], list[Any]]:
+        """The trips of the travellers not fetched yet: (every member's home minute, a constant
+        or a variable; the driving terms)."""
+        m, inst, state = self.m, self.inst, self.state
         fetched = {x for t in state.trips for x in t.members}
         todo = [f for f in inst.travellers if f not in fetched]
         home: dict[str, Any] = {x: inst.start_time for x in inst.member_ids if x not in inst.travellers}
         for t in state.trips:  # as far as the family knows now (no unannounced delay)
             for x in t.members:
                 home[x] = state.known_times(t)[1]
-        self.slots: dict[tuple[str, int], tuple[Any, Any]] = {}  # (car, s) -> (depart var, used var)
-        self.onboard: dict[tuple[str, str, int], Any] = {}
-        driving = []
-        self.const_scaled = state.driving - SCALE * inst.start_time  # driving already done or under way
+        driving: list[Any] = []
         for f in todo:
-            home[f] = m.NewIntVar(now, max(now, H), f"home_{f}")
+            home[f] = m.NewIntVar(state.now, max(state.now, H), f"home_{f}")
         for car in inst.car_ids:
-            free, place = max(now, state.known_free_at(car)), state.car_place(car)
-            seats = inst.cars[inst.car_index[car]].seats
-            intervals, prev = [], None
-            for s in range(len(todo)):
-                out = 0 if s == 0 and place == "airport" else T
-                used = m.NewBoolVar(f"u_{car}_{s}")
-                d = m.NewIntVar(free, max(free, H), f"d_{car}_{s}")
-                lv = m.NewIntVar(free, max(free, H), f"l_{car}_{s}")
-                back = m.NewIntVar(free, max(free, H) + T, f"h_{car}_{s}")
-                m.Add(lv >= d + out)
-                m.Add(back == lv + T)
-                m.Add(back <= H).OnlyEnforceIf(used)
-                span = m.NewIntVar(0, max(free, H) + T - free, f"span_{car}_{s}")
-                m.Add(span == back - d)
-                intervals.append(m.NewOptionalIntervalVar(d, span, back, used, f"trip_{car}_{s}"))
-                on = []
-                for f in todo:
-                    b = self.onboard[f, car, s] = m.NewBoolVar(f"b_{f}_{car}_{s}")
-                    m.Add(lv >= landing[f]).OnlyEnforceIf(b)
-                    m.AddImplication(b, used)
-                    on.append(b)
-                m.Add(sum(on) <= seats)
-                m.Add(sum(on) >= 1).OnlyEnforceIf(used)
-                if prev is not None:
-                    m.AddImplication(used, prev[1])
-                    m.Add(d >= prev[2]).OnlyEnforceIf(used)
-                prev = (d, used, back)
-                self.slots[car, s] = (d, used)
-                driving.append((out + T) * used)
-                for f in todo:
-                    m.Add(home[f] == back).OnlyEnforceIf(self.onboard[f, car, s])
-            m.AddNoOverlap(intervals)
+            self._add_car_slots(car, todo, home, landing, H, driving)
         for f in todo:
             m.AddExactlyOne(self.onboard[f, c, s] for c in inst.car_ids for s in range(len(todo)))
-        # ---------------------------------------------------------- cooking
+        return home, driving
+
+    def _add_car_slots(
+        self, car: str, todo: list[str], home: dict[str, Any], landing: dict[str, int], H: int, driving: list[Any]
+    ) -> None:
+        """Car ``car``'s optional trip slots, used in order, ``NoOverlap`` (see the module docstring)."""
+        m, inst, state, T = self.m, self.inst, self.state, self.inst.travel_minutes
+        free, place = max(state.now, state.known_free_at(car)), state.car_place(car)
+        seats = inst.cars[inst.car_index[car]].seats
+        intervals, prev = [], None
+        for s in range(len(todo)):
+            out = 0 if s == 0 and place == "airport" else T
+            used = m.NewBoolVar(f"u_{car}_{s}")
+            d = m.NewIntVar(free, max(free, H), f"d_{car}_{s}")
+            lv = m.NewIntVar(free, max(free, H), f"l_{car}_{s}")
+            back = m.NewIntVar(free, max(free, H) + T, f"h_{car}_{s}")
+            m.Add(lv >= d + out)
+            m.Add(back == lv + T)
+            m.Add(back <= H).OnlyEnforceIf(used)
+            span = m.NewIntVar(0, max(free, H) + T - free, f"span_{car}_{s}")
+            m.Add(span == back - d)
+            intervals.append(m.NewOptionalIntervalVar(d, span, back, used, f"trip_{car}_{s}"))
+            on = []
+            for f in todo:
+                b = self.onboard[f, car, s] = m.NewBoolVar(f"b_{f}_{car}_{s}")
+                m.Add(lv >= landing[f]).OnlyEnforceIf(b)
+                m.AddImplication(b, used)
+                on.append(b)
+            m.Add(sum(on) <= seats)
+            m.Add(sum(on) >= 1).OnlyEnforceIf(used)
+            if prev is not None:
+                m.AddImplication(used, prev[1])
+                m.Add(d >= prev[2]).OnlyEnforceIf(used)
+            prev = (d, used, back)
+            self.slots[car, s] = (d, used)
+            driving.append((out + T) * used)
+            for f in todo:
+                m.Add(home[f] == back).OnlyEnforceIf(self.onboard[f, car, s])
+        m.AddNoOverlap(intervals)
+
+    def _add_cooking(self, home: dict[str, Any], H: int) -> list[Any]:
+        """The tasks (cooked ones fixed), their cooks, the kitchen, the oven and the
+        precedences; returns every task's end (a constant or a variable)."""
+        m, inst, state, now = self.m, self.inst, self.state, self.state.now
         per_cook: dict[str, list[Any]] = {x: [] for x in inst.member_ids}
         all_iv, oven_iv, ends, start_of, end_of = [], [], [], {}, {}
-        self.choice: dict[tuple[str, str], Any] = {}
         for t in inst.tasks:
             done = state.cooked.get(t.task_id)
             if done is not None:
@@ -208,7 +227,7 @@ class _Model:
         for a, b in inst.dependencies:
             m.Add(start_of[b] >= end_of[a])
         self.start_of = start_of
-        self._minimise_cost(ends, list(home.values()), sum(driving), H + T)
+        return ends
 
     def _minimise_cost(self, ends: list[Any], homes: list[Any], driving: Any, top: int) -> None:
         """``SCALE x`` :func:`~.model.dinner_cost`: ``ready`` (the last end), ``served`` (also
