@@ -45,39 +45,41 @@ ENV_BASE = (*BASE, "crab_gym.envs.base", "crab_gym.envs.canvas")
 COMMON = (*ENV_BASE, "crab_gym.envs.realm.common")
 
 
+#: Modules with a rule of their own: module -> the prefixes it may import from (None: anything).
+EXACT: dict[str, tuple[str, ...] | None] = {
+    "crab_gym.envs.base": BASE,
+    "crab_gym.envs.canvas": BASE,
+    "crab_gym.envs.realm.index": COMMON,
+    "crab_gym.envs.registration": (*COMMON, "crab_gym.envs.realm.index"),
+    "crab_gym.envs": (),
+    "crab_gym.envs.realm": (),
+    "crab_gym._optional": (),
+    # test harnesses: they drive envs with the baselines and shipped instances
+    "crab_gym.envs.testing": None,
+    "crab_gym.envs.scoring_check": None,
+    "crab_gym": ("crab_gym.envs.registration",),
+    "crab_gym.multiagent.testing": (*COMMON, "crab_gym.multiagent", "crab_gym.envs.testing",
+                                    "crab_gym.envs.registration"),
+}
+
+#: Packages, by prefix (the first that matches): prefix -> the prefixes its modules may import from.
+PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("crab_gym.core", BASE),
+    ("crab_gym.envs.realm.common", COMMON),
+    *((f"crab_gym.envs.realm.{family}", (*COMMON, f"crab_gym.envs.realm.{family}")) for family in FAMILIES),
+    ("crab_gym.envs.desktop", (*ENV_BASE, "crab_gym.envs.desktop", "crab_gym._optional")),
+    ("crab_gym.wrappers", (*COMMON, "crab_gym.wrappers", "crab_gym._optional")),
+    ("crab_gym.multiagent", (*COMMON, "crab_gym.multiagent")),
+    ("crab_gym.baselines", (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration",
+                            "crab_gym.wrappers", "crab_gym.multiagent", "crab_gym.baselines", "crab_gym._optional")),
+)
+
+
 def _allowed(module: str) -> tuple[str, ...] | None:
-    """Prefixes ``module`` may import from (None: anything)."""
-    if module.startswith("crab_gym.core"):
-        return BASE
-    if module in ("crab_gym.envs.base", "crab_gym.envs.canvas"):
-        return BASE
-    if module.startswith("crab_gym.envs.realm.common"):
-        return COMMON
-    for family in FAMILIES:
-        if module.startswith(f"crab_gym.envs.realm.{family}"):
-            return (*COMMON, f"crab_gym.envs.realm.{family}")
-    if module.startswith("crab_gym.envs.desktop"):
-        return (*ENV_BASE, "crab_gym.envs.desktop", "crab_gym._optional")
-    if module == "crab_gym.envs.realm.index":
-        return COMMON
-    if module == "crab_gym.envs.registration":
-        return (*COMMON, "crab_gym.envs.realm.index")
-    if module in ("crab_gym.envs", "crab_gym.envs.realm", "crab_gym._optional"):
-        return ()
-    if module in ("crab_gym.envs.testing", "crab_gym.envs.scoring_check"):
-        return None  # test harnesses: they drive envs with the baselines and shipped instances
-    if module == "crab_gym":
-        return ("crab_gym.envs.registration",)
-    if module.startswith("crab_gym.wrappers"):
-        return (*COMMON, "crab_gym.wrappers", "crab_gym._optional")
-    if module == "crab_gym.multiagent.testing":
-        return (*COMMON, "crab_gym.multiagent", "crab_gym.envs.testing", "crab_gym.envs.registration")
-    if module.startswith("crab_gym.multiagent"):
-        return (*COMMON, "crab_gym.multiagent")
-    if module.startswith("crab_gym.baselines"):
-        return (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration",
-                "crab_gym.wrappers", "crab_gym.multiagent", "crab_gym.baselines", "crab_gym._optional")
-    return None  # datasets, cli: the top
+    """Prefixes ``module`` may import from (None: anything; datasets and cli are the top)."""
+    if module in EXACT:
+        return EXACT[module]
+    return next((allowed for prefix, allowed in PREFIXES if module.startswith(prefix)), None)
 
 
 def _module_name(path: Path) -> str:
