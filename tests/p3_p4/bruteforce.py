@@ -24,6 +24,30 @@ def _orders(requests: tuple[int, ...]):
             yield perm
 
 
+def _route_travel(inst: P3Instance, dist: dict, v: int, order: tuple) -> float:
+    """Minutes vehicle ``v`` drives to serve ``order`` (inf if a window, deadline or its
+    capacity is broken on the way)."""
+    veh, reqs = inst.vehicles[v], inst.requests
+    here, t, load, travel = veh.location, inst.start_time, 0, 0
+    for r, drop in order:
+        target = reqs[r].dropoff if drop else reqs[r].pickup
+        leg = dist[here][target]
+        arrive = t + leg
+        travel += leg
+        if drop:
+            load -= reqs[r].passengers
+            if arrive > reqs[r].latest_dropoff:
+                return math.inf
+            t = arrive
+        else:
+            load += reqs[r].passengers
+            if arrive > reqs[r].pickup_window[1] or load > veh.capacity:
+                return math.inf
+            t = max(arrive, reqs[r].pickup_window[0])
+        here = target
+    return travel
+
+
 def brute_force_p3(inst: P3Instance) -> tuple[int, dict[str, list[str]]]:
     """(optimal cost, an optimal plan) by exhaustive search."""
     assert inst.n_requests <= 4, "brute force is for tiny instances"
@@ -38,29 +62,10 @@ def brute_force_p3(inst: P3Instance) -> tuple[int, dict[str, list[str]]]:
     reqs = inst.requests
 
     def best_route(v: int, subset: tuple[int, ...]) -> tuple[float, list]:
-        veh = inst.vehicles[v]
         best: tuple[float, list] = (math.inf, [])
         for order in _orders(subset):
-            here, t, load, travel, ok = veh.location, inst.start_time, 0, 0, True
-            for r, drop in order:
-                target = reqs[r].dropoff if drop else reqs[r].pickup
-                leg = dist[here][target]
-                arrive = t + leg
-                travel += leg
-                if drop:
-                    load -= reqs[r].passengers
-                    if arrive > reqs[r].latest_dropoff:
-                        ok = False
-                        break
-                    t = arrive
-                else:
-                    load += reqs[r].passengers
-                    if arrive > reqs[r].pickup_window[1] or load > veh.capacity:
-                        ok = False
-                        break
-                    t = max(arrive, reqs[r].pickup_window[0])
-                here = target
-            if ok and travel < best[0]:
+            travel = _route_travel(inst, dist, v, order)
+            if travel < best[0]:
                 best = (travel, list(order))
         return best
 
