@@ -60,19 +60,41 @@ class P10Check(PlanCheck):
 def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any]) -> P10Check:
     """Check ``plan`` (``submit_plan`` arguments from day 0) facing ``disruptions`` (with
     their start days)."""
+    ok = dict.fromkeys(CONSTRAINTS, True)
+    end = inst.end_day
+    purchase, late, arrivals = _orders(inst, disruptions, plan, ok)
+    production, made = _production(inst, disruptions, plan, ok)
+    delivered, holding, packing_late = _flow(inst, arrivals, made, ok)
+    late += packing_late
+    ok["stage_order"] &= not any(t > end for _, t in made)
+    ok["budget"] &= purchase + production <= inst.budget
+    shortfall = max(0, inst.demand - delivered)
+    ok["delivery"] &= shortfall == 0 and delivered <= inst.demand
+    cost = purchase + production + holding + late + inst.shortfall_penalty * shortfall
+    met = sum(ok.values())
+    metrics = {
+        "planning_quality": min(delivered, inst.demand) / inst.demand,
+        "constraint_satisfaction": met / len(CONSTRAINTS),
+    }
+    feasible = all(ok[name] for name in HARD_CONSTRAINTS) and delivered <= inst.demand
+    return P10Check(feasible, float(cost), ok, metrics, purchase, production, holding, late, delivered, shortfall)
+
+
+def _orders(
+    inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any], ok: dict[str, bool]
+) -> tuple[int, int, dict[tuple[int, int], int]]:
+    """The orders: (purchase cost, late-arrival cost, units arriving by (day, component));
+    ``lead_time``, ``component_deadlines`` and ``supplier_capacity`` updated in ``ok``."""
     C = {name: i for i, name in enumerate(inst.component_names)}
     S = {sid: i for i, sid in enumerate(inst.supplier_ids)}
-    K = {stage: k for k, stage in enumerate(STAGES)}
-    ok = dict.fromkeys(CONSTRAINTS, True)
     ordered: dict[tuple[int, int, int], int] = defaultdict(int)
     arrivals: dict[tuple[int, int], int] = defaultdict(int)
-    purchase = production = late = 0
-    end = inst.end_day
+    purchase = late = 0
     for o in plan.get("orders", []):
         c, s, t, q = C[o["component"]], S[o["supplier"]], int(o["day"]), int(o["quantity"])
         ordered[c, s, t] += q
         eta = t + inst.suppliers[s].lead_time
-        ok["lead_time"] &= eta <= end
+        ok["lead_time"] &= eta <= inst.end_day
         comp = inst.components[c]
         if comp.deadline is not None and eta > comp.deadline:
             if comp.late_penalty is None:
@@ -83,6 +105,16 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
         purchase += q * inst.prices[s][c]
     for (c, s, t), q in ordered.items():
         ok["supplier_capacity"] &= q <= supplier_capacity(inst, disruptions, s, c, t)
+    return purchase, late, arrivals
+
+
+def _production(
+    inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any], ok: dict[str, bool]
+) -> tuple[int, dict[tuple[int, int], int]]:
+    """The production entries: (their cost, units made by (stage, day)); ``facility_capacity``
+    updated in ``ok``."""
+    K = {stage: k for k, stage in enumerate(STAGES)}
+    production = 0
     made: dict[tuple[int, int], int] = defaultdict(int)
     for r in plan.get("production", []):
         k, t, q = K[r["facility"]], int(r["day"]), int(r["quantity"])
@@ -90,10 +122,17 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
         production += q * inst.facilities[k].cost_per_unit
     for (k, t), q in made.items():
         ok["facility_capacity"] &= q <= facility_capacity(inst, disruptions, k, t)
+    return production, made
 
+
+def _flow(
+    inst: P10Instance, arrivals: dict[tuple[int, int], int], made: dict[tuple[int, int], int], ok: dict[str, bool]
+) -> tuple[int, int, int]:
+    """Day by day, components and work in progress: (GPUs packaged, holding cost, lateness of
+    GPUs packaged after the due day); ``component_balance`` and ``stage_order`` updated in ``ok``."""
     on_hand = [comp.stock for comp in inst.components]
     stock = [0] * (len(STAGES) - 1)
-    delivered = holding = 0
+    delivered = holding = late = 0
     for t in range(inst.n_days):
         for c, comp in enumerate(inst.components):
             on_hand[c] += arrivals[t, c] - comp.bom * made[0, t]
@@ -107,15 +146,4 @@ def check_plan(inst: P10Instance, disruptions: list[Any], plan: Mapping[str, Any
         packed = made[len(STAGES) - 1, t]
         delivered += packed
         late += packed * inst.lateness_penalty * max(0, t - inst.due_day)
-    ok["stage_order"] &= not any(t > end for _, t in made)
-    ok["budget"] &= purchase + production <= inst.budget
-    shortfall = max(0, inst.demand - delivered)
-    ok["delivery"] &= shortfall == 0 and delivered <= inst.demand
-    cost = purchase + production + holding + late + inst.shortfall_penalty * shortfall
-    met = sum(ok.values())
-    metrics = {
-        "planning_quality": min(delivered, inst.demand) / inst.demand,
-        "constraint_satisfaction": met / len(CONSTRAINTS),
-    }
-    feasible = all(ok[name] for name in HARD_CONSTRAINTS) and delivered <= inst.demand
-    return P10Check(feasible, float(cost), ok, metrics, purchase, production, holding, late, delivered, shortfall)
+    return delivered, holding, late

@@ -71,8 +71,9 @@ def _list(data: dict, key: str, source: str) -> list:
     return value
 
 
-def _fill(source: str, what: str) -> None:
-    warnings.warn(f"{source}: {what}", RealmRepairWarning, stacklevel=3)
+def _fill(source: str, what: str, stacklevel: int = 3) -> None:
+    """A repair warning; the default ``stacklevel`` names the caller of the function that calls this."""
+    warnings.warn(f"{source}: {what}", RealmRepairWarning, stacklevel=stacklevel)
 
 
 def from_upstream_p10(data: Any, source: str) -> P10Instance:
@@ -93,6 +94,43 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
     (the shortage strikes every supplier from day 0 to the end; the breakdown starts when
     the first order can arrive).
     """
+    names, last = _components_and_deadlines(data, source)
+    suppliers = _suppliers(data, names, source)
+    stages = _stages(data, source)
+    budget = int(_number(data["budget"], source, "budget", whole=True))
+    _check_dependencies(data.get("dependencies", []), names, source)
+
+    longest = max([*last.values(), *(s.lead_time for s in suppliers)])
+    due = longest + 2
+    horizon = due + max(3, (due + 1) // 2)
+    if horizon >= MAX_DAYS:
+        raise InstanceFormatError(source, f"plans longer than {MAX_DAYS} days are not supported (due day {due}, "
+                                          f"last day {horizon})", field="delivery_deadlines")
+    facilities = [stages[s] for s in STAGES]
+    components, lateness = _filled_components(names, last, suppliers, facilities, due, horizon, source)
+    first_arrival = min(s.lead_time for s in suppliers)
+    for comp, day in last.items():
+        if first_arrival > day:
+            warnings.warn(f"{source}: no supplier can deliver {comp} by its deadline (day {day}; the shortest lead "
+                          f"time is {first_arrival} days): every unit of it arrives late", stacklevel=2)
+    disruptions = _disruptions(data.get("disruption_scenarios", []), names, first_arrival, source)
+    try:
+        inst = with_derived_penalty(P10Instance(
+            name=str(data.get("instance_id") or Path(str(source)).stem),
+            description=str(data.get("description", "")),
+            demand=DEFAULT_DEMAND, due_day=due, horizon=horizon, lateness_penalty=lateness, budget=budget,
+            shortfall_penalty=0, wip_holding=DEFAULT_WIP_HOLDING, components=components,
+            suppliers=suppliers, facilities=facilities, disruptions=disruptions,
+        ))
+    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
+        raise validation_error(exc, source) from None
+    _fill(source, f"no penalty for GPUs not delivered; {inst.shortfall_penalty} per GPU (20 times the most one GPU "
+                  f"can add to a plan's cost, {inst.gpu_cost_bound})")
+    return inst
+
+
+def _components_and_deadlines(data: Any, source: str) -> tuple[list[str], dict[str, int]]:
+    """The required keys present; the component names (distinct) and their deadline days."""
     if not isinstance(data, dict):
         raise InstanceFormatError(source, f"expected a JSON object, got {type(data).__name__}")
     for key in ("suppliers", "components", "facilities", "budget", "delivery_deadlines"):
@@ -101,7 +139,6 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
     names = [_name(v, source, f"components[{i}]") for i, v in enumerate(_list(data, "components", source))]
     if len(set(names)) != len(names):
         raise InstanceFormatError(source, "component names repeat", field="components")
-
     deadlines = data["delivery_deadlines"]
     if not isinstance(deadlines, dict):
         raise InstanceFormatError(source, "expected an object {component: day}", field="delivery_deadlines")
@@ -111,7 +148,11 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
         if comp not in names:
             raise InstanceFormatError(source, "not one of the components", field=field)
         last[comp] = int(_number(day, source, field, whole=True))
+    return names, last
 
+
+def _suppliers(data: dict, names: list[str], source: str) -> list[Supplier]:
+    """The suppliers, each offering its ``capacity`` of every component per ordering day."""
     suppliers = []
     for i, raw in enumerate(_list(data, "suppliers", source)):
         at = f"suppliers[{i}]"
@@ -131,7 +172,11 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
         ))
     if len({s.supplier_id for s in suppliers}) != len(suppliers):
         raise InstanceFormatError(source, "supplier ids repeat", field="suppliers")
+    return suppliers
 
+
+def _stages(data: dict, source: str) -> dict[str, Facility]:
+    """The facilities by stage: assembly and testing required, packaging filled in if missing."""
     stages: dict[str, Facility] = {}
     for i, raw in enumerate(_list(data, "facilities", source)):
         at = f"facilities[{i}]"
@@ -158,53 +203,35 @@ def from_upstream_p10(data: Any, source: str) -> P10Instance:
         stages["packaging"] = Facility(facility_id="packaging", location=stages["testing"].location,
                                        capacity=stages["testing"].capacity, cost_per_unit=PACKAGING_COST)
         _fill(source, f"facility 'packaging' is never defined; added with testing's capacity "
-                      f"({stages['testing'].capacity}/day) at {PACKAGING_COST} per unit")
-    budget = int(_number(data["budget"], source, "budget", whole=True))
-    _check_dependencies(data.get("dependencies", []), names, source)
+                      f"({stages['testing'].capacity}/day) at {PACKAGING_COST} per unit", stacklevel=4)
+    return stages
 
-    longest = max([*last.values(), *(s.lead_time for s in suppliers)])
-    due = longest + 2
-    horizon = due + max(3, (due + 1) // 2)
-    if horizon >= MAX_DAYS:
-        raise InstanceFormatError(source, f"plans longer than {MAX_DAYS} days are not supported (due day {due}, "
-                                          f"last day {horizon})", field="delivery_deadlines")
+
+def _filled_components(
+    names: list[str], last: dict[str, int], suppliers: list[Supplier], facilities: list[Facility], due: int,
+    horizon: int, source: str,
+) -> tuple[list[Component], int]:
+    """The components with what upstream lacks filled in (bill of materials, prices, holding,
+    soft deadlines), and the lateness penalty; one repair warning per fill."""
     prices = {c: DEFAULT_PRICES.get(c, DEFAULT_PRICE) for c in names}
-    facilities = [stages[s] for s in STAGES]
     dearest = max(s.cost_multiplier for s in suppliers)
     unit = sum(prices.values()) * dearest + sum(f.cost_per_unit for f in facilities)
     lateness = int(math.ceil(LATENESS_SHARE * unit))
     _fill(source, f"no demand given; {DEFAULT_DEMAND} GPUs due on day {due} (two days after the latest "
                   "deadline or lead time: assembly, testing and packaging take a day each), late ones packaged "
-                  f"until day {horizon} at {lateness} per GPU per day late")
-    _fill(source, "no bill of materials; one unit of each component per GPU")
+                  f"until day {horizon} at {lateness} per GPU per day late", stacklevel=4)
+    _fill(source, "no bill of materials; one unit of each component per GPU", stacklevel=4)
     _fill(source, "no component prices; base prices " + ", ".join(f"{c} {p}" for c, p in prices.items())
           + " (times each supplier's cost_multiplier); holding one unit per day per 60 of price (at least 1), "
-          f"work in progress {DEFAULT_WIP_HOLDING}")
+          f"work in progress {DEFAULT_WIP_HOLDING}", stacklevel=4)
     components = [Component(name=c, bom=1, price=prices[c], holding=max(1, prices[c] // 60), deadline=last.get(c),
                             late_penalty=max(1, prices[c] // LATE_ARRIVAL_DIVISOR) if c in last else None)
                   for c in names]
     if last:
         _fill(source, "delivery_deadlines are soft: an order arriving later costs, per unit per day late, "
-              + ", ".join(f"{comp.name} {comp.late_penalty}" for comp in components if comp.late_penalty))
-    first_arrival = min(s.lead_time for s in suppliers)
-    for comp, day in last.items():
-        if first_arrival > day:
-            warnings.warn(f"{source}: no supplier can deliver {comp} by its deadline (day {day}; the shortest lead "
-                          f"time is {first_arrival} days): every unit of it arrives late", stacklevel=2)
-    disruptions = _disruptions(data.get("disruption_scenarios", []), names, first_arrival, source)
-    try:
-        inst = with_derived_penalty(P10Instance(
-            name=str(data.get("instance_id") or Path(str(source)).stem),
-            description=str(data.get("description", "")),
-            demand=DEFAULT_DEMAND, due_day=due, horizon=horizon, lateness_penalty=lateness, budget=budget,
-            shortfall_penalty=0, wip_holding=DEFAULT_WIP_HOLDING, components=components,
-            suppliers=suppliers, facilities=facilities, disruptions=disruptions,
-        ))
-    except ValidationError as exc:  # pragma: no cover - the checks above catch these first
-        raise validation_error(exc, source) from None
-    _fill(source, f"no penalty for GPUs not delivered; {inst.shortfall_penalty} per GPU (20 times the most one GPU "
-                  f"can add to a plan's cost, {inst.gpu_cost_bound})")
-    return inst
+              + ", ".join(f"{comp.name} {comp.late_penalty}" for comp in components if comp.late_penalty),
+              stacklevel=4)
+    return components, lateness
 
 
 def _check_dependencies(deps: Any, names: list[str], source: str) -> None:

@@ -102,6 +102,66 @@ def _facilities(rng: np.random.Generator, demand: int, span: int, down: int) -> 
     return facilities
 
 
+def _lead_times(size: str, S: int, last_start: int) -> list[int]:
+    """Lead times by supplier: the cheapest (first) is the slowest; they leave at least two
+    ordering days (``late``: the cheapest delivers the day after the last on-time arrival)."""
+    max_lead = max(1, min(3 if size == "small" else 4, last_start - 1))
+    leads = [max(1, max_lead - k) for k in range(S)]
+    if size == "late":
+        leads[0] = last_start + 1
+    return leads
+
+
+def _components(
+    rng: np.random.Generator, C: int, demand: int, last_start: int, leads: list[int], late: bool
+) -> list[Component]:
+    """The first ``C`` components: bill of materials, price, some stock; the main one has a
+    hard deadline (``late``: a soft one no supplier can meet, and no stock)."""
+    comps = []
+    for c in range(C):
+        cname, bom_range, price_range = COMPONENTS[c]
+        bom, price = _draw(rng, bom_range), _draw(rng, price_range)
+        stock = int(rng.integers(0, bom * demand // 5 + 1))
+        deadline = None if c else last_start - int(rng.integers(0, 2))
+        late_penalty = None
+        if late and c == 0:
+            deadline, late_penalty, stock = min(leads) - 1, max(1, price // 20), 0
+        comps.append(Component(name=cname, bom=bom, price=price, holding=max(1, price // 60),
+                               deadline=deadline, late_penalty=late_penalty, stock=stock))
+    return comps
+
+
+def _disruption_days(
+    rng: np.random.Generator, size: str, leads: list[int], last_start: int
+) -> tuple[float, int, int, int, int]:
+    """(shortage share, shortage start, assembly's working span, breakdown days, breakdown
+    start): a shortage of the main component at the cheapest supplier, and a breakdown in
+    the first half of assembly's days."""
+    shortage = round(float(rng.uniform(0.3, 0.6)) * 20) / 20
+    short_start = int(rng.integers(1, 3))
+    first_assembly = min(leads)
+    span = max(1, last_start - first_assembly + 1)
+    down = 1 if size == "small" else int(rng.integers(2, 4))
+    down = min(down, max(1, span - 2))
+    down_start = int(rng.integers(first_assembly, max(first_assembly + 1, first_assembly + (span - down) // 2 + 1)))
+    return shortage, short_start, span, down, down_start
+
+
+def _budget(
+    rng: np.random.Generator, comps: list[Component], facilities: list[Facility], regions: list[tuple[str, float]],
+    demand: int,
+) -> tuple[int, float]:
+    """The budget (between the cheapest and the dearest way to buy and make the demand, in
+    hundreds) and the most one GPU can cost (dearest parts and every stage)."""
+    unit_make = sum(f.cost_per_unit for f in facilities)
+    cheap = sum(max(0, comp.bom * demand - comp.stock) * comp.price for comp in comps) + demand * unit_make
+    dear = sum(max(0, comp.bom * demand - comp.stock) * comp.price * regions[-1][1] for comp in comps)
+    dear += demand * unit_make
+    budget = int(round(cheap + (dear - cheap) * rng.uniform(0.5, 0.8) + 0.05 * cheap, -2))
+    unit_value = sum(comp.bom * comp.price * regions[-1][1] for comp in comps) + unit_make
+    return budget, unit_value
+
+
 def generate_p10(
     size: Size = "small",
     seed: int = 0,
@@ -132,46 +192,14 @@ def generate_p10(
     last_start = due - 2  # the last day a component can arrive and still be packaged in time
     demand = _draw(rng, spec["demand"])
 
-    late = size == "late"
-    # suppliers: the cheapest is the slowest; leads leave at least two ordering days (late:
-    # the cheapest delivers the day after the last on-time arrival)
-    max_lead = max(1, min(3 if size == "small" else 4, last_start - 1))
-    leads = [max(1, max_lead - k) for k in range(S)]
-    if late:
-        leads[0] = last_start + 1
+    leads = _lead_times(size, S, last_start)
     regions = [REGIONS[k] for k in range(S)]
 
-    comps = []
-    for c in range(C):
-        cname, bom_range, price_range = COMPONENTS[c]
-        bom, price = _draw(rng, bom_range), _draw(rng, price_range)
-        stock = int(rng.integers(0, bom * demand // 5 + 1))
-        deadline = None if c else last_start - int(rng.integers(0, 2))
-        late_penalty = None
-        if late and c == 0:
-            deadline, late_penalty, stock = min(leads) - 1, max(1, price // 20), 0
-        comps.append(Component(name=cname, bom=bom, price=price, holding=max(1, price // 60),
-                               deadline=deadline, late_penalty=late_penalty, stock=stock))
-
-    # disruptions: a shortage of the main component at the cheapest supplier; a breakdown
-    shortage = round(float(rng.uniform(0.3, 0.6)) * 20) / 20
-    short_start = int(rng.integers(1, 3))
-    first_assembly = min(leads)
-    span = max(1, last_start - first_assembly + 1)
-    down = 1 if size == "small" else int(rng.integers(2, 4))
-    down = min(down, max(1, span - 2))
-    down_start = int(rng.integers(first_assembly, max(first_assembly + 1, first_assembly + (span - down) // 2 + 1)))
-
+    comps = _components(rng, C, demand, last_start, leads, size == "late")
+    shortage, short_start, span, down, down_start = _disruption_days(rng, size, leads, last_start)
     suppliers = _suppliers(rng, comps, leads, regions, demand, due, last_start)
     facilities = _facilities(rng, demand, span, down)
-
-    unit_make = sum(f.cost_per_unit for f in facilities)
-    cheap = sum(max(0, comp.bom * demand - comp.stock) * comp.price for comp in comps) + demand * unit_make
-    dear = sum(max(0, comp.bom * demand - comp.stock) * comp.price * regions[-1][1] for comp in comps)
-    dear += demand * unit_make
-    budget = int(round(cheap + (dear - cheap) * rng.uniform(0.5, 0.8) + 0.05 * cheap, -2))
-    unit_value = sum(comp.bom * comp.price * regions[-1][1] for comp in comps) + unit_make
-    horizon = due + max(3, days // 2)
+    budget, unit_value = _budget(rng, comps, facilities, regions, demand)
     disruptions = [
         Shortage(component=comps[0].name, supplier=suppliers[0].supplier_id, shortage=shortage, start=short_start),
         Breakdown(facility="assembly", start=down_start, duration=down),
@@ -183,7 +211,7 @@ def generate_p10(
         size=size,
         demand=demand,
         due_day=due,
-        horizon=horizon,
+        horizon=due + max(3, days // 2),
         lateness_penalty=int(math.ceil(LATENESS_SHARE * unit_value)),
         budget=budget,
         shortfall_penalty=0,  # derived from the rest below

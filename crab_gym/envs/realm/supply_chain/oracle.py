@@ -81,56 +81,14 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     inst = sim.inst
     known = sim.fired if known is None else known
     limit = budget_for(inst) if limit is None else float(limit)
-    C, K = len(inst.components), len(STAGES)
-    t0, T = sim.day, inst.end_day
-    days = range(t0, T + 1)
+    K = len(STAGES)
+    t0 = sim.day
+    days = range(t0, inst.end_day + 1)
     m = cp_model.CpModel()
-
-    x: dict[tuple[int, int, int], Any] = {}
-    x_top: dict[int, int] = defaultdict(int)
     top_of: dict[tuple[int, ...], int] = {}  # each variable's upper bound
-    for t in days:
-        for s, sup in enumerate(inst.suppliers):
-            for c in range(C):
-                if t + sup.lead_time > inst.last_arrival(c):
-                    continue
-                ub = supplier_capacity(inst, known, s, c, t) - (sim.ordered_today[s][c] if t == t0 else 0)
-                ub = min(ub, inst.need(c))
-                if ub > 0:
-                    x[c, s, t] = m.NewIntVar(0, ub, f"x_{c}_{s}_{t}")
-                    top_of[c, s, t] = ub
-                    x_top[c] += ub
-    p: dict[tuple[int, int], Any] = {}
-    for k in range(K):
-        for t in days:
-            ub = facility_capacity(inst, known, k, t) - (sim.made_today[k] if t == t0 else 0)
-            top_of[k, t] = max(0, min(ub, inst.demand))
-            p[k, t] = m.NewIntVar(0, top_of[k, t], f"p_{k}_{t}")
-
-    coming: dict[tuple[int, int], int] = defaultdict(int)
-    for t, c, q in sim.in_transit():
-        coming[t, c] += q
-    holding_terms = []
-    for c, comp in enumerate(inst.components):
-        top = sim.on_hand[c] + sum(q for (_, cc), q in coming.items() if cc == c) + x_top[c]
-        prev: Any = sim.on_hand[c]
-        for t in days:
-            arrivals = [x[c, s, t - sup.lead_time] for s, sup in enumerate(inst.suppliers)
-                        if (c, s, t - sup.lead_time) in x]
-            level = m.NewIntVar(0, top, f"I_{c}_{t}")
-            m.Add(level == prev + coming[t, c] + sum(arrivals) - comp.bom * p[0, t])
-            holding_terms.append(comp.holding * level)
-            prev = level
-    for k in range(K - 1):
-        top = sim.stock[k] + sim.made_today[k] + inst.demand
-        prev = sim.stock[k]
-        for t in days:
-            level = m.NewIntVar(0, top, f"W_{k}_{t}")
-            m.Add(p[k + 1, t] <= prev)
-            joins = sim.made_today[k] if t == t0 else 0
-            m.Add(level == prev + joins + p[k, t] - p[k + 1, t])
-            holding_terms.append(inst.wip_holding * level)
-            prev = level
+    x, x_top = _order_vars(m, sim, known, days, top_of)
+    p = _run_vars(m, sim, known, days, top_of)
+    holding_terms = _component_stocks(m, sim, x, x_top, p, days) + _stage_stocks(m, sim, p, days)
     m.Add(sim.assembled + sum(p[0, t] for t in days) <= inst.demand)
     packaged = sim.delivered + sim.made_today[K - 1] + sum(p[K - 1, t] for t in days)
     m.Add(packaged <= inst.demand)
@@ -163,6 +121,83 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     bound = math.ceil(solver.BestObjectiveBound() / (tie_top + 1) - 1e-9)
     return Solution(status, const + value, const + min(bound, value),
                     orders, runs, limit)
+
+
+def _order_vars(
+    m: cp_model.CpModel, sim: SupplySim, known: list[Any], days: range, top_of: dict[tuple[int, ...], int]
+) -> tuple[dict[tuple[int, int, int], Any], dict[int, int]]:
+    """``x[c, s, t]`` for the orders that arrive in time and have capacity left, and the most
+    each component can be ordered in all (bounds recorded in ``top_of``)."""
+    inst, t0 = sim.inst, sim.day
+    x: dict[tuple[int, int, int], Any] = {}
+    x_top: dict[int, int] = defaultdict(int)
+    for t in days:
+        for s, sup in enumerate(inst.suppliers):
+            for c in range(len(inst.components)):
+                if t + sup.lead_time > inst.last_arrival(c):
+                    continue
+                ub = supplier_capacity(inst, known, s, c, t) - (sim.ordered_today[s][c] if t == t0 else 0)
+                ub = min(ub, inst.need(c))
+                if ub > 0:
+                    x[c, s, t] = m.NewIntVar(0, ub, f"x_{c}_{s}_{t}")
+                    top_of[c, s, t] = ub
+                    x_top[c] += ub
+    return x, x_top
+
+
+def _run_vars(
+    m: cp_model.CpModel, sim: SupplySim, known: list[Any], days: range, top_of: dict[tuple[int, ...], int]
+) -> dict[tuple[int, int], Any]:
+    """``p[k, t]``: units stage ``k`` makes on day ``t``, within what it has left that day."""
+    inst, t0 = sim.inst, sim.day
+    p: dict[tuple[int, int], Any] = {}
+    for k in range(len(STAGES)):
+        for t in days:
+            ub = facility_capacity(inst, known, k, t) - (sim.made_today[k] if t == t0 else 0)
+            top_of[k, t] = max(0, min(ub, inst.demand))
+            p[k, t] = m.NewIntVar(0, top_of[k, t], f"p_{k}_{t}")
+    return p
+
+
+def _component_stocks(
+    m: cp_model.CpModel, sim: SupplySim, x: dict[tuple[int, int, int], Any], x_top: dict[int, int],
+    p: dict[tuple[int, int], Any], days: range,
+) -> list[Any]:
+    """``I[c, t]``: components on hand at the end of each day (never negative); their holding terms."""
+    inst = sim.inst
+    coming: dict[tuple[int, int], int] = defaultdict(int)
+    for t, c, q in sim.in_transit():
+        coming[t, c] += q
+    holding_terms = []
+    for c, comp in enumerate(inst.components):
+        top = sim.on_hand[c] + sum(q for (_, cc), q in coming.items() if cc == c) + x_top[c]
+        prev: Any = sim.on_hand[c]
+        for t in days:
+            arrivals = [x[c, s, t - sup.lead_time] for s, sup in enumerate(inst.suppliers)
+                        if (c, s, t - sup.lead_time) in x]
+            level = m.NewIntVar(0, top, f"I_{c}_{t}")
+            m.Add(level == prev + coming[t, c] + sum(arrivals) - comp.bom * p[0, t])
+            holding_terms.append(comp.holding * level)
+            prev = level
+    return holding_terms
+
+
+def _stage_stocks(m: cp_model.CpModel, sim: SupplySim, p: dict[tuple[int, int], Any], days: range) -> list[Any]:
+    """``W[k, t]``: what stage ``k`` finished and the next has not used (it uses only earlier
+    days' work); their holding terms."""
+    inst, t0 = sim.inst, sim.day
+    holding_terms = []
+    for k in range(len(STAGES) - 1):
+        top = sim.stock[k] + sim.made_today[k] + inst.demand
+        prev = sim.stock[k]
+        for t in days:
+            level = m.NewIntVar(0, top, f"W_{k}_{t}")
+            m.Add(p[k + 1, t] <= prev)
+            joins = sim.made_today[k] if t == t0 else 0
+            m.Add(level == prev + joins + p[k, t] - p[k + 1, t])
+            holding_terms.append(inst.wip_holding * level)
+            prev = level
+    return holding_terms
 
 
 def carry_out_day(sim: SupplySim, orders: list[tuple[int, int, int, int]], runs: list[tuple[int, int, int]]) -> None:
@@ -249,58 +284,90 @@ def brute_force_p10(inst: P10Instance) -> int:
     exhaustive search over every day's orders and production, memoised on the state. Written
     apart from the CP-SAT model and the simulation, to check both; only for tiny instances
     (a few units, two or three days of decisions)."""
-    C, K = len(inst.components), len(STAGES)
-    known = list(inst.disruptions)
-    boms = [comp.bom for comp in inst.components]
-    prices, T = inst.prices, inst.end_day
+    start = tuple(comp.stock for comp in inst.components)
+    return int(_Exhaustive(inst).best(0, start, (), (0, 0), 0, 0))
 
-    @cache
-    def best(t: int, on_hand: tuple[int, ...], coming: tuple[tuple[int, int, int], ...], stock: tuple[int, int],
-             delivered: int, spent: int) -> float:
-        if t > T:
+
+class _Exhaustive:
+    """:func:`brute_force_p10`'s search: the best cost from a day's state, memoised."""
+
+    def __init__(self, inst: P10Instance) -> None:
+        self.inst = inst
+        self.C, self.K = len(inst.components), len(STAGES)
+        self.known = list(inst.disruptions)
+        self.boms = [comp.bom for comp in inst.components]
+        self.best = cache(self._best)
+
+    def _best(self, t: int, on_hand: tuple[int, ...], coming: tuple[tuple[int, int, int], ...],
+              stock: tuple[int, int], delivered: int, spent: int) -> float:
+        """The least cost still to come from day ``t``'s state (every order, then every production)."""
+        inst = self.inst
+        if t > inst.end_day:
             return inst.shortfall_penalty * (inst.demand - delivered)
         arrived = list(on_hand)
         for day, c, q in coming:
             if day == t:
                 arrived[c] += q
         later = tuple(e for e in coming if e[0] > t)
-        choices = []
-        for s, sup in enumerate(inst.suppliers):
-            for c in range(C):
-                if t + sup.lead_time <= inst.last_arrival(c):
-                    top = min(supplier_capacity(inst, known, s, c, t), inst.need(c))
-                    choices.append((s, c, range(top + 1)))
+        choices = self._order_choices(t)
         result = float("inf")
         for qs in product(*(r for _, _, r in choices)):
-            cost = spent + sum(q * prices[s][c] for (s, c, _), q in zip(choices, qs))
+            cost = spent + sum(q * inst.prices[s][c] for (s, c, _), q in zip(choices, qs))
             if cost > inst.budget:
                 continue
-            hand, pipe = list(arrived), list(later)
-            tardy = 0
-            for (s, c, _), q in zip(choices, qs):
-                eta = t + inst.suppliers[s].lead_time
-                deadline, per_day = inst.components[c].deadline, inst.components[c].late_penalty
-                if per_day is not None and deadline is not None and eta > deadline:
-                    tardy += q * per_day * (eta - deadline)
-                if q and eta == t:
-                    hand[c] += q
-                elif q:
-                    pipe.append((eta, c, q))
-            caps = [facility_capacity(inst, known, k, t) for k in range(K)]
-            top0 = min([caps[0]] + [hand[c] // boms[c] for c in range(C)])
-            for p0 in range(top0 + 1):
-                for p1 in range(min(caps[1], stock[0]) + 1):
-                    for p2 in range(min(caps[2], stock[1], inst.demand - delivered) + 1):
-                        pay = cost + sum(q * f.cost_per_unit for q, f in zip((p0, p1, p2), inst.facilities))
-                        if pay > inst.budget:
-                            continue
-                        left = tuple(hand[c] - boms[c] * p0 for c in range(C))
-                        wip = (stock[0] + p0 - p1, stock[1] + p1 - p2)
-                        hold = sum(comp.holding * q for comp, q in zip(inst.components, left)) + inst.wip_holding * sum(wip)
-                        hold += tardy + p2 * inst.lateness_penalty * max(0, t - inst.due_day)
-                        value = hold + best(t + 1, left, tuple(sorted(pipe)), wip, delivered + p2, pay)
-                        result = min(result, value + pay - spent)
+            hand, pipe, tardy = self._place_orders(t, choices, qs, arrived, later)
+            result = min(result, self._best_production(t, hand, pipe, tardy, stock, delivered, spent, cost))
         return result
 
-    start = tuple(comp.stock for comp in inst.components)
-    return int(best(0, start, (), (0, 0), 0, 0))
+    def _order_choices(self, t: int) -> list[tuple[int, int, range]]:
+        """(supplier, component, quantities) for every order that can be placed on day ``t``."""
+        inst = self.inst
+        choices = []
+        for s, sup in enumerate(inst.suppliers):
+            for c in range(self.C):
+                if t + sup.lead_time <= inst.last_arrival(c):
+                    top = min(supplier_capacity(inst, self.known, s, c, t), inst.need(c))
+                    choices.append((s, c, range(top + 1)))
+        return choices
+
+    def _place_orders(
+        self, t: int, choices: list[tuple[int, int, range]], qs: tuple[int, ...], arrived: list[int],
+        later: tuple[tuple[int, int, int], ...],
+    ) -> tuple[list[int], list[tuple[int, int, int]], int]:
+        """Day ``t``'s orders ``qs``: (on hand, in transit, their late-arrival cost)."""
+        inst = self.inst
+        hand, pipe = list(arrived), list(later)
+        tardy = 0
+        for (s, c, _), q in zip(choices, qs):
+            eta = t + inst.suppliers[s].lead_time
+            deadline, per_day = inst.components[c].deadline, inst.components[c].late_penalty
+            if per_day is not None and deadline is not None and eta > deadline:
+                tardy += q * per_day * (eta - deadline)
+            if q and eta == t:
+                hand[c] += q
+            elif q:
+                pipe.append((eta, c, q))
+        return hand, pipe, tardy
+
+    def _best_production(
+        self, t: int, hand: list[int], pipe: list[tuple[int, int, int]], tardy: int, stock: tuple[int, int],
+        delivered: int, spent: int, cost: int,
+    ) -> float:
+        """The least cost still to come over every production of day ``t`` after its orders (``cost``: spent so far)."""
+        inst, C, boms = self.inst, self.C, self.boms
+        caps = [facility_capacity(inst, self.known, k, t) for k in range(self.K)]
+        top0 = min([caps[0]] + [hand[c] // boms[c] for c in range(C)])
+        result = float("inf")
+        for p0 in range(top0 + 1):
+            for p1 in range(min(caps[1], stock[0]) + 1):
+                for p2 in range(min(caps[2], stock[1], inst.demand - delivered) + 1):
+                    pay = cost + sum(q * f.cost_per_unit for q, f in zip((p0, p1, p2), inst.facilities))
+                    if pay > inst.budget:
+                        continue
+                    left = tuple(hand[c] - boms[c] * p0 for c in range(C))
+                    wip = (stock[0] + p0 - p1, stock[1] + p1 - p2)
+                    hold = sum(comp.holding * q for comp, q in zip(inst.components, left)) + inst.wip_holding * sum(wip)
+                    hold += tardy + p2 * inst.lateness_penalty * max(0, t - inst.due_day)
+                    value = hold + self.best(t + 1, left, tuple(sorted(pipe)), wip, delivered + p2, pay)
+                    result = min(result, value + pay - spent)
+        return result

@@ -62,17 +62,7 @@ def render_image(inst: P10Instance, sim: SupplySim) -> np.ndarray:
     bar = plot_w / days
     hist = sim.history
     spans = _spans(sim, days)
-    keys = [(colour(c), n) for c, n in enumerate(inst.component_names)] + [
-        (WIP_RGB[0], "assembled"), (WIP_RGB[1], "tested")]
-    keys += [(STAGE_RGB[k], f"made: {s}") for k, s in enumerate(STAGES)]
-    keys += [(SHADE[t], label) for _, _, t, label in spans]
-    placed, kx, ky = [], 6, 18
-    for rgb, name in keys:  # the key wraps onto as many rows as it needs
-        w = 14 + Canvas.text_width(name) + 12
-        if kx + w > width - 4:
-            kx, ky = 6, ky + 13
-        placed.append((kx, ky, rgb, name))
-        kx += w
+    placed, ky = _key_layout(inst, spans, width)
     top = ky + 26
     cv = Canvas(width, top + 3 * panel + 2 * gap + 30)
     cv.text(6, 4, f"{inst.name}  day {sim.day}/{inst.end_day} (due {inst.due_day})  packaged {sim.delivered}/{inst.demand}  "
@@ -84,7 +74,6 @@ def render_image(inst: P10Instance, sim: SupplySim) -> np.ndarray:
 
     inventory = [list(r.on_hand) + list(r.stock) for r in hist]
     made = [list(r.made) for r in hist]
-    spend = [r.spent for r in hist]
     panels = [
         ("units on hand (end of day)", inventory, [colour(c) for c in range(len(inst.components))] + list(WIP_RGB)),
         ("units made per day", made, list(STAGE_RGB)),
@@ -93,17 +82,54 @@ def render_image(inst: P10Instance, sim: SupplySim) -> np.ndarray:
         y0 = top + p * (panel + gap)
         peak = max([sum(r) for r in rows] + [1])
         _frame(cv, y0, panel, left, plot_w, days, bar, spans, title, peak)
-        for d, row in enumerate(rows):
-            base = y0 + panel
-            for q, rgb in zip(row, rgbs):
-                if q <= 0:
-                    continue
-                h = q / peak * (panel - 4)
-                cv.rect(left + d * bar + 2, base - h, left + (d + 1) * bar - 2, base, rgb)
-                base -= h
+        _stacked_bars(cv, y0 + panel, panel, left, bar, rows, rgbs, peak)
     y0 = top + 2 * (panel + gap)
+    _spend_panel(cv, inst, [r.spent for r in hist], y0, panel, left, plot_w, bar, spans)
+    axis = y0 + panel
+    for d in range(days):
+        if days <= 20 or d % max(1, days // 15) == 0:
+            cv.label(left + (d + 0.5) * bar, axis + 4, str(d), INK, align="centre")
+    cv.label(left + plot_w / 2, axis + 16, "day", INK, align="centre")
+    return cv.image()
+
+
+def _key_layout(
+    inst: P10Instance, spans: list[tuple[int, int, str, str]], width: int
+) -> tuple[list[tuple[int, int, tuple[int, int, int], str]], int]:
+    """Where each key entry goes (components, work in progress, stages, disruptions), wrapping
+    onto as many rows as it needs; and the last row's y."""
+    keys = [(colour(c), n) for c, n in enumerate(inst.component_names)] + [
+        (WIP_RGB[0], "assembled"), (WIP_RGB[1], "tested")]
+    keys += [(STAGE_RGB[k], f"made: {s}") for k, s in enumerate(STAGES)]
+    keys += [(SHADE[t], label) for _, _, t, label in spans]
+    placed, kx, ky = [], 6, 18
+    for rgb, name in keys:  # the key wraps onto as many rows as it needs
+        w = 14 + Canvas.text_width(name) + 12
+        if kx + w > width - 4:
+            kx, ky = 6, ky + 13
+        placed.append((kx, ky, rgb, name))
+        kx += w
+    return placed, ky
+
+
+def _stacked_bars(cv: Canvas, bottom: float, panel: int, left: int, bar: float, rows: list[list[int]],
+                  rgbs: list[tuple[int, int, int]], peak: float) -> None:
+    """One stacked bar a day (a colour a quantity), scaled so ``peak`` fills the panel."""
+    for d, row in enumerate(rows):
+        base = bottom
+        for q, rgb in zip(row, rgbs):
+            if q <= 0:
+                continue
+            h = q / peak * (panel - 4)
+            cv.rect(left + d * bar + 2, base - h, left + (d + 1) * bar - 2, base, rgb)
+            base -= h
+
+
+def _spend_panel(cv: Canvas, inst: P10Instance, spend: list[int], y0: float, panel: int, left: int, plot_w: int,
+                 bar: float, spans: list[tuple[int, int, str, str]]) -> None:
+    """Money spent so far, day by day, against the budget line (red)."""
     peak = max([inst.budget, *spend, 1])
-    _frame(cv, y0, panel, left, plot_w, days, bar, spans, "money spent so far (red: budget)", peak)
+    _frame(cv, y0, panel, left, plot_w, inst.n_days, bar, spans, "money spent so far (red: budget)", peak)
     yb = y0 + panel - inst.budget / peak * (panel - 4)
     cv.line(left, yb, left + plot_w, yb, RED, width=2)
     points = [(left + (d + 0.5) * bar, y0 + panel - s / peak * (panel - 4)) for d, s in enumerate(spend)]
@@ -111,12 +137,6 @@ def render_image(inst: P10Instance, sim: SupplySim) -> np.ndarray:
         cv.line(xa, ya, xb, yb2, INK, width=2)
     for x, y in points:
         cv.disc(x, y, 2.5, INK)
-    axis = y0 + panel
-    for d in range(days):
-        if days <= 20 or d % max(1, days // 15) == 0:
-            cv.label(left + (d + 0.5) * bar, axis + 4, str(d), INK, align="centre")
-    cv.label(left + plot_w / 2, axis + 16, "day", INK, align="centre")
-    return cv.image()
 
 
 def _frame(cv: Canvas, y0: float, panel: int, left: int, plot_w: int, days: int, bar: float,
