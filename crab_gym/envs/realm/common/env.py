@@ -321,15 +321,8 @@ class RealmEnv(CrabEnv):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ deferred adaptation
-    def _defer_adaptation(self) -> bool:
-        """Called by a family where its adaptation re-solve would run: True (skip it; the
-        episode's metrics then say ``adaptation_pending``) in the ``"deferred"`` mode, unless
-        :meth:`finish_adaptation` is running it now."""
-        if getattr(self, "adaptation_mode", None) == "deferred" and not self._finishing_adaptation:
-            self._adaptation_deferred = True
-            return True
-        return False
-
+    # (an env with disruptions defers its re-solve: DisruptedRealmEnv._defer_adaptation in
+    # common.disruption_env sets _adaptation_deferred unless _finishing_adaptation)
     def finish_adaptation(self) -> dict[str, Any]:
         """Run the adaptation re-solve the finished episode deferred, and return the episode's
         complete metrics (the last ``info["metrics"]`` with ``adaptation`` and
