@@ -246,6 +246,8 @@ def _note(command: str) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     kwargs = _check_run_args(args)
+    for env_id in args.env:  # "my_module:Realm-P12-v0" may add a family, and with it policies
+        _import_env_module(env_id)
     specs = policy_specs()
     chosen = args.policy is not None
     args.policy = list(args.policy) if chosen else list(DEFAULT_POLICIES)

@@ -28,7 +28,7 @@ from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.cli import main as cli_main
 from crab_gym.datasets import generate_instance, list_instances, load_instance, problems
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
-from crab_gym.envs.registration import add_family, realm_ids
+from crab_gym.envs.registration import add_family, realm_ids, remove_family
 from crab_gym.envs.scoring_check import greedy_factory, submit
 from crab_gym.envs.testing import check_contract, check_scoring
 
@@ -48,12 +48,7 @@ def page_files() -> dict[str, str]:
 
 def _forget_family(folder: str) -> None:
     """Undo ``add_family``: the index's run-time list, the ids, the policy cache, the modules."""
-    if SPEC_MODULE in index._EXTRA:
-        index._EXTRA.remove(SPEC_MODULE)
-    index._specs.cache_clear()  # the cached specs also set upstream detection: set it anew
-    index.problem_specs()
-    gym.registry.pop(ENV_ID, None)
-    registry._FACTORY_CACHE.clear()  # built once per process; it would miss (or keep) P12
+    remove_family(SPEC_MODULE)
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]
     if folder in sys.path:
@@ -69,7 +64,6 @@ def family(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProblemSpec]:
         (root / path).write_text(text, encoding="utf-8")
     assert ENV_ID not in gym.registry and PACKAGE not in sys.modules
     sys.path.insert(0, str(root))
-    registry._FACTORY_CACHE.clear()
     try:
         (spec,) = add_family(SPEC_MODULE)
         yield spec

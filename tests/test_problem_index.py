@@ -28,7 +28,8 @@ def test_every_family_folder_is_in_the_index_once():
     folders = sorted(p.name for p in (ROOT / "crab_gym/envs/realm").iterdir()
                      if p.is_dir() and (p / "__init__.py").is_file() and p.name != "common")
     assert sorted(m.split(".")[-2] for m in FAMILIES) == folders
-    assert [s.problem for s in SPECS] == [f"P{k}" for k in range(1, 12)]
+    assert {f"P{k}" for k in range(1, 12)} <= {s.problem for s in SPECS}  # REALM-Bench's eleven
+    assert [s.problem for s in SPECS] == sorted((s.problem for s in SPECS), key=lambda p: int(p[1:]))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.problem)
@@ -82,8 +83,8 @@ def test_upstream_detection_comes_from_each_problems_keys():
 
 def test_problem_spec_lookup_by_name_or_id():
     assert problem_spec("Realm-P7-v0") is problem_spec("p7")
-    with pytest.raises(KeyError, match="unknown REALM problem 'P12'; choose one of P1, P2"):
-        problem_spec("P12")
+    with pytest.raises(KeyError, match="unknown REALM problem 'P99'; choose one of P1, P2"):
+        problem_spec("P99")
 
 
 def test_reading_the_index_loads_no_family_module_and_no_solver():

@@ -179,14 +179,18 @@ def named_policies(names: list[str], options: Mapping[str, Mapping[str, Any]] | 
     return {name: NamedPolicy(name, dict(options.get(name, {}))) for name in names}
 
 
-_FACTORY_CACHE: dict[str, Callable[..., Any]] = {}
+#: The factories, by the index's problems they were built for (a family added or removed at
+#: run time builds them anew).
+_FACTORY_CACHE: dict[tuple[str, ...], dict[str, Callable[..., Any]]] = {}
 
 
 def _factories() -> dict[str, Callable[..., Any]]:
-    """The factories, built once per process (a worker calls NamedPolicy once per episode)."""
-    if not _FACTORY_CACHE:
-        _FACTORY_CACHE.update(policy_factories())
-    return _FACTORY_CACHE
+    """The factories, built once per process and index (a worker calls NamedPolicy once per episode)."""
+    key = tuple(spec.env_id for spec in problem_specs())
+    if key not in _FACTORY_CACHE:
+        _FACTORY_CACHE.clear()
+        _FACTORY_CACHE[key] = policy_factories()
+    return _FACTORY_CACHE[key]
 
 
 def policies_for(env_id: str) -> list[str]:

@@ -91,6 +91,14 @@ def add_family(module: str) -> tuple[ProblemSpec, ...]:
     return specs
 
 
+def remove_family(module: str) -> None:
+    """Undo :func:`add_family`: the family leaves the index and its ids leave Gymnasium's registry."""
+    ids = [spec.env_id for spec in problem_specs() if spec in getattr(importlib.import_module(module), "SPECS", ())]
+    index.remove_family(module)
+    for env_id in ids:
+        gym.registry.pop(env_id, None)
+
+
 def env_ids() -> list[str]:
     """The ids registered by crab_gym."""
     return [spec.id for spec in env_specs()]

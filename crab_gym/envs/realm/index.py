@@ -49,14 +49,21 @@ def _specs(families: tuple[str, ...]) -> tuple[ProblemSpec, ...]:
         if spec.problem in seen:
             raise ValueError(f"problem {spec.problem} is declared twice: in {seen[spec.problem]} and {spec.package}")
         seen[spec.problem] = spec.package
-    ordered = tuple(sorted(specs, key=_problem_number))
-    use_problem_keys(_detection_order(ordered), frozenset(k for s in ordered for k in s.upstream_marks))
-    return ordered
+    return tuple(sorted(specs, key=_problem_number))
+
+
+#: The families the upstream detection table was last set for.
+_DETECTION_FOR: list[tuple[str, ...]] = []
 
 
 def problem_specs() -> tuple[ProblemSpec, ...]:
     """Every problem's record, in problem order (P1, P2, ..., P11)."""
-    return _specs(FAMILIES + tuple(_EXTRA))
+    families = FAMILIES + tuple(_EXTRA)
+    specs = _specs(families)
+    if _DETECTION_FOR != [families]:  # the families changed: upstream detection follows
+        use_problem_keys(_detection_order(specs), frozenset(k for s in specs for k in s.upstream_marks))
+        _DETECTION_FOR[:] = [families]
+    return specs
 
 
 def problem_spec(key: str) -> ProblemSpec:
@@ -77,6 +84,16 @@ def add_family(module: str) -> tuple[ProblemSpec, ...]:
         _EXTRA.append(module)
     problem_specs()
     return tuple(importlib.import_module(module).SPECS)
+
+
+def remove_family(module: str) -> None:
+    """Take a family added with :func:`add_family` out of the index again (upstream detection
+    follows); the shipped families cannot be removed."""
+    if module in FAMILIES:
+        raise ValueError(f"{module} is a shipped family of the index; only families added at run time can be removed")
+    if module in _EXTRA:
+        _EXTRA.remove(module)
+    problem_specs()  # sets upstream detection for the families that remain
 
 
 def upstream_problem_keys() -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -15,13 +15,16 @@ role           signature
 ``env``        the ``gymnasium.Env`` class (``gym.make(spec.env_id, **kwargs)``)
 ``names``      ``names() -> list[str]``: the shipped instance names
 ``load``       ``load(name | path | mapping | instance) -> instance``
-``generate``   ``generate(*args, seed=..., **kwargs) -> instance``: a seeded instance
+``generate``   ``generate(size="small", seed=0, **kwargs) -> instance``: a seeded instance
 ``upstream``   ``convert(data: dict, source: str) -> instance``: an upstream REALM file
 ``check``      ``check(instance, plan) -> PlanCheck``: the independent plan checker
 ``reference``  ``reference(instance) -> Reference``: the yardstick of optimality
-``greedy``     ``factory(env) -> policy``, ``policy(obs, info) -> action``
 ``vector_env`` the native vector env class (``gym.make_vec``), or None
 =============  =====================================================================
+
+The problem's named policies are its ``heuristics`` (:class:`NamedHeuristic`: a name, the part
+that makes the policy, what kind of part that is); the first greedy one is the one the scoring
+check ranks between random and the oracle.
 """
 
 from __future__ import annotations
