@@ -494,8 +494,6 @@ def generated_instances(env_id: str, count: int, seed: int = 1000) -> list[Any]:
     """``count`` small instances from the problem's seeded generator (their references are
     solved once and cached, as for any generated instance)."""
     problem = _problem(env_id)
-    if problem == "P11":
-        return [generate_instance(problem, 6, 6, seed + k) for k in range(count)]
     return [generate_instance(problem, size="small", seed=seed + k) for k in range(count)]
 
 

@@ -103,6 +103,21 @@ def random_instance(
     return generate_taillard(n_jobs, n_machines, time_seed, machine_seed, low=low, high=high)
 
 
+#: (jobs, machines) of each size class of :func:`generate_p11`.
+SIZES: dict[str, tuple[int, int]] = {"small": (6, 6), "medium": (10, 10), "large": (15, 15)}
+
+
+def generate_p11(size: str = "small", seed: int = 0, *, n_jobs: int | None = None,
+                 n_machines: int | None = None) -> JSSPInstance:
+    """A seeded instance of a size class (``small`` 6x6, ``medium`` 10x10, ``large`` 15x15;
+    ``n_jobs``/``n_machines`` override it): the ``generate`` role every problem shares
+    (``generate(size, seed)``), over :func:`random_instance`."""
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
+    jobs, machines = SIZES[size]
+    return random_instance(n_jobs or jobs, n_machines or machines, seed)
+
+
 #: Taillard's published (n_jobs, n_machines, time seed, machine seed) of ta01-ta80.
 TAILLARD_SEEDS: dict[str, tuple[int, int, int, int]] = {}
 
