@@ -123,56 +123,20 @@ def solve_p7(
     state = state or ReliefState.initial(inst)
     known = list(inst.disruptions if known is None else known)
     limit = float(deterministic_limit if deterministic_limit is not None else default_limit(inst))
-    slot, t_total, K = inst.slot_minutes, inst.n_slots, inst.minute_weight
+    K = inst.minute_weight
     on0, late0, fixed_minutes = _received(inst, state.trips)
     blocks = [d for d in known if isinstance(d, WeatherEvent)]
     m = cp_model.CpModel()
-    x: dict[tuple[int, int, int], Any] = {}
-    q: dict[tuple[int, int, int, str], Any] = {}
-    caps: dict[tuple[int, int, int, str], int] = {}
     resid = {
         (r, k): max(0, need - on0[r][k] - late0[r][k]) for r, reg in enumerate(inst.regions) for k, need in reg.needs.items()
     }
-    t_now = -(-(state.now - inst.start) // slot)
-    minutes_terms = []
-    for v, veh in enumerate(inst.vehicles):
+    made = _Trips(m, inst, state)
+    for v in range(len(inst.vehicles)):
         if vehicles is not None and v not in vehicles:
             continue
-        first = max(t_now, -(-(state.vehicle_free[v] - inst.start) // slot))
-        for r, reg in enumerate(inst.regions):
-            d = inst.one_way[v][r] // slot
-            wanted = [k for k in reg.needs if resid[r, k] > 0 and state.stock.get(k, 0) > 0]
-            if not wanted:
-                continue
-            for t in range(first, t_total - d + 1):
-                minute = inst.start + t * slot
-                if any(b.region == reg.id and b.start <= minute < b.end for b in blocks):
-                    continue
-                x[v, r, t] = lit = m.NewBoolVar(f"x{v}_{r}_{t}")
-                loads = []
-                for k in wanted:
-                    caps[v, r, t, k] = cap = min(veh.capacity, resid[r, k], state.stock[k])
-                    q[v, r, t, k] = var = m.NewIntVar(0, cap, f"q{v}_{r}_{t}_{k}")
-                    loads.append(var)
-                m.Add(sum(loads) <= veh.capacity * lit)
-                m.Add(sum(loads) >= 1).OnlyEnforceIf(lit)  # an empty trip only drives
-                minutes_terms.append(2 * inst.one_way[v][r] * lit)
-        for s in range(first, t_total):
-            busy = [lit for (vv, r, t), lit in x.items() if vv == v and t <= s < t + 2 * inst.one_way[v][r] // slot]
-            if len(busy) > 1:
-                m.AddAtMostOne(busy)
-    points = []
-    for r, reg in enumerate(inst.regions):
-        for k, need in reg.needs.items():
-            arrive_on = [var for (v, rr, t, kk), var in q.items()
-                         if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] <= reg.deadline]
-            arrive_late = [var for (v, rr, t, kk), var in q.items()
-                           if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] > reg.deadline]
-            c_on, c_late = m.NewIntVar(0, need, f"on{r}_{k}"), m.NewIntVar(0, need, f"late{r}_{k}")
-            m.Add(c_on <= on0[r][k] + sum(arrive_on))
-            m.Add(c_late <= late0[r][k] + sum(arrive_late))
-            m.Add(c_on + c_late <= need)
-            points.append(reg.weight * (2 * need - 2 * c_on - c_late))
+        made.add_vehicle(v, blocks, resid)
+    x, q, caps, minutes_terms = made.x, made.q, made.caps, made.minutes_terms
+    points = _credit_points(m, inst, q, on0, late0)
     _add_stock(m, inst, state, known, q)
     m.Minimize(K * sum(points) + sum(minutes_terms))
     if hint is not None:
@@ -188,6 +152,70 @@ def solve_p7(
     value = float(round(solver.ObjectiveValue())) + fixed_minutes
     bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
     return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+
+
+class _Trips:
+    """The trip variables of :func:`solve_p7`: ``x[v, r, t]`` (a trip leaves), ``q[v, r, t, k]``
+    (its load), the loads' upper bounds and the transport minutes."""
+
+    def __init__(self, m: cp_model.CpModel, inst: P7Instance, state: ReliefState) -> None:
+        self.m, self.inst, self.state = m, inst, state
+        self.x: dict[tuple[int, int, int], Any] = {}
+        self.q: dict[tuple[int, int, int, str], Any] = {}
+        self.caps: dict[tuple[int, int, int, str], int] = {}
+        self.minutes_terms: list[Any] = []
+        self.t_now = -(-(state.now - inst.start) // inst.slot_minutes)
+
+    def add_vehicle(self, v: int, blocks: list[WeatherEvent], resid: dict[tuple[int, str], int]) -> None:
+        """Vehicle ``v``'s possible trips (from when it is free, not into a weather block, a
+        needed resource in stock), one under way at a time."""
+        m, inst, state, x, q, slot = self.m, self.inst, self.state, self.x, self.q, self.inst.slot_minutes
+        veh = inst.vehicles[v]
+        first = max(self.t_now, -(-(state.vehicle_free[v] - inst.start) // slot))
+        for r, reg in enumerate(inst.regions):
+            d = inst.one_way[v][r] // slot
+            wanted = [k for k in reg.needs if resid[r, k] > 0 and state.stock.get(k, 0) > 0]
+            if not wanted:
+                continue
+            for t in range(first, inst.n_slots - d + 1):
+                minute = inst.start + t * slot
+                if any(b.region == reg.id and b.start <= minute < b.end for b in blocks):
+                    continue
+                x[v, r, t] = lit = m.NewBoolVar(f"x{v}_{r}_{t}")
+                loads = []
+                for k in wanted:
+                    self.caps[v, r, t, k] = cap = min(veh.capacity, resid[r, k], state.stock[k])
+                    q[v, r, t, k] = var = m.NewIntVar(0, cap, f"q{v}_{r}_{t}_{k}")
+                    loads.append(var)
+                m.Add(sum(loads) <= veh.capacity * lit)
+                m.Add(sum(loads) >= 1).OnlyEnforceIf(lit)  # an empty trip only drives
+                self.minutes_terms.append(2 * inst.one_way[v][r] * lit)
+        for s in range(first, inst.n_slots):
+            busy = [lit for (vv, r, t), lit in x.items() if vv == v and t <= s < t + 2 * inst.one_way[v][r] // slot]
+            if len(busy) > 1:
+                m.AddAtMostOne(busy)
+
+
+def _credit_points(
+    m: cp_model.CpModel, inst: P7Instance, q: dict[tuple[int, int, int, str], Any],
+    on0: list[dict[str, int]], late0: list[dict[str, int]],
+) -> list[Any]:
+    """Per region and resource, the units credited on time and late (at most what arrives, in
+    all at most the need); each region's weighted points missed."""
+    slot = inst.slot_minutes
+    points = []
+    for r, reg in enumerate(inst.regions):
+        for k, need in reg.needs.items():
+            arrive_on = [var for (v, rr, t, kk), var in q.items()
+                         if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] <= reg.deadline]
+            arrive_late = [var for (v, rr, t, kk), var in q.items()
+                           if rr == r and kk == k and inst.start + t * slot + inst.one_way[v][r] > reg.deadline]
+            c_on, c_late = m.NewIntVar(0, need, f"on{r}_{k}"), m.NewIntVar(0, need, f"late{r}_{k}")
+            m.Add(c_on <= on0[r][k] + sum(arrive_on))
+            m.Add(c_late <= late0[r][k] + sum(arrive_late))
+            m.Add(c_on + c_late <= need)
+            points.append(reg.weight * (2 * need - 2 * c_on - c_late))
+    return points
 
 
 def _add_stock(m: cp_model.CpModel, inst: P7Instance, state: ReliefState, known: Sequence[Any], q: dict) -> None:
