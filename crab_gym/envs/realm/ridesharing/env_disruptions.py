@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
@@ -34,7 +33,7 @@ INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
 GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
 
 
-class RideSharingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, RideSharingEnv):
+class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     """Urban ride-sharing with disruptions (REALM-Bench P4): P3's dial-a-ride problem while
     traffic delays, road closures, accidents and construction strike at given minutes; plans
     must adapt when they do.
@@ -175,7 +174,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, RideShar
         """The best one-vehicle plan's cost facing this episode's disruptions."""
         return solo_reference(self.instance, self.faced_schedule())["value"]
 
-    def _oracle_adaptation_value(self, metrics: dict[str, Any]) -> float:
+    def _stored_adaptation_value(self) -> float:
         """The stored adaptive oracle's value (the reference's, when it has none)."""
         ref = self.reference
         return float(ref.extra.get("adaptive_oracle_value", ref.value))

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import SizedGenerator
@@ -29,7 +28,7 @@ INSTANCE_KIND = instance_kind("P8", (P8Instance, WeddingInstance), shipped_p8_na
 GENERATOR = SizedGenerator(generate_p8, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
 
 
-class WeddingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, WeddingEnv):
+class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     """Wedding logistics with disruptions (REALM-Bench P8): P5's pickups and errands while
     roads close and traffic slows at given minutes; plans must adapt when they do.
 
@@ -126,9 +125,10 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, DisruptedRealmEnv, WeddingEnv):
         extra = self.reference.extra
         return extra.get("solo_value"), extra.get("initial_value")
 
-    def _oracle_adaptation_value(self, metrics: dict[str, Any]) -> float | None:
+    def _stored_adaptation_value(self) -> float | None:
         """The P8 reference's value."""
-        return metrics["reference_cost"]
+        value = self.reference.value
+        return None if value is None else float(value)
 
     def _resolved_adaptation_value(self, snapshot: WeddingSim, schedule: list[Any], keep: dict[int, list[int]] | None) -> float:
         return float(adaptation_value(snapshot, schedule, keep))
