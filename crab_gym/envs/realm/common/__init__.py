@@ -5,6 +5,11 @@ module              its job
 ==================  ===========================================================================
 ``env``             :class:`~crab_gym.envs.realm.common.env.RealmEnv`, the base of every REALM
                     env; constructor checks (``checked_init``, ``InstanceKind``); goal graphs
+``problem_spec``    :class:`ProblemSpec`: one problem's parts by dotted path (the index's records)
+``disruption_env``  the disruption kit: ``DisruptedRealmEnv``, the base of the envs with
+                    disruptions (schedule, injection, snapshot, pause, adaptation modes)
+``fleet/``          the fleet kit of the vehicle-dispatch problems (P3/P4, P5/P8): roads, the
+                    vehicle event clock, the env base, road disruptions, routing, drawing
 ``references``      the :class:`Reference` record, ``optimality_ratio``, the shipped/cached store
 ``oracle_record``   an oracle result as a reference record, solved once and cached
 ``plan_check``      the verdict type of the families' independent plan checkers
