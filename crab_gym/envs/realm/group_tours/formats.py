@@ -37,6 +37,15 @@ def _count(value: Any, source: str, field: str) -> int:
     return int(x)
 
 
+def _check_entry(raw: Any, source: str, base: str, keys: tuple[str, ...]) -> None:
+    """A list entry must be an object holding ``keys``."""
+    if not isinstance(raw, dict):
+        raise InstanceFormatError(source, "expected an object", field=base)
+    for key in keys:
+        if key not in raw:
+            raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
+
+
 _GuideRow = tuple[str, int, int, int | None]
 
 
@@ -45,11 +54,7 @@ def _guide_rows(raw_guides: list, source: str) -> list[_GuideRow]:
     guides: list[_GuideRow] = []
     for k, raw in enumerate(raw_guides):
         base = f"tour_guides[{k}]"
-        if not isinstance(raw, dict):
-            raise InstanceFormatError(source, "expected an object", field=base)
-        for key in ("guide_id", "availability"):
-            if key not in raw:
-                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
+        _check_entry(raw, source, base, ("guide_id", "availability"))
         avail = raw["availability"]
         a, b = hour_window(avail, source, f"{base}.availability")
         if b < a:
@@ -97,11 +102,7 @@ def _groups(raw_groups: list, source: str) -> list[P2Group]:
     groups: list[P2Group] = []
     for g, raw in enumerate(raw_groups):
         base = f"visitor_groups[{g}]"
-        if not isinstance(raw, dict):
-            raise InstanceFormatError(source, "expected an object", field=base)
-        for key in ("group_id", "size", "preferred_time", "arrival_time"):
-            if key not in raw:
-                raise InstanceFormatError(source, "missing required key", field=f"{base}.{key}")
+        _check_entry(raw, source, base, ("group_id", "size", "preferred_time", "arrival_time"))
         arrival = hours_to_minutes(raw["arrival_time"], source, f"{base}.arrival_time")
         preferred = hours_to_minutes(raw["preferred_time"], source, f"{base}.preferred_time")
         if preferred < arrival:
