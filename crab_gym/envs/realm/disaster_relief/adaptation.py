@@ -6,14 +6,26 @@ Each re-solve starts from the greedy heuristic's continuation (:func:`greedy_con
 CP-SAT's hint) and falls back to it when CP-SAT finds no plan within its small budget (on the
 large instances 0.1 deterministic seconds found none, so the yardstick was stopping at the
 disruption and every plan that did anything after it scored 1).
+
+A re-solve costs ~0.1-0.3 s, and most stop at their deterministic budget without proving
+optimality, so the value is the one that exact search gives, not the optimum: it is cached by
+the exact input of the search (:func:`state_key`), in memory and on disk, and never computed
+another way. An evaluation run whose states were met before (the same seeds again) pays no solve.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
+import ortools
+
+from crab_gym.envs.realm.common.cache import JsonCache
 from crab_gym.envs.realm.disaster_relief.heuristics import best_send
 from crab_gym.envs.realm.disaster_relief.oracle import ReliefState, solve_p7
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
@@ -21,34 +33,88 @@ from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 #: CP-SAT's deterministic budget per re-solve (one worker).
 RESOLVE_LIMIT = 0.1
 
-_MEMO: dict[str, dict[str, Any]] = {}
+#: The re-solves done, by :func:`state_key`: in memory and under ``cache_dir("realm/p7_adaptation")``.
+#: Most re-solves stop at their deterministic budget (CP-SAT status FEASIBLE, not OPTIMAL), so
+#: only replaying the very same search gives the same value: the key is the whole input of that
+#: search and the code and OR-Tools version that run it.
+CACHE = JsonCache("realm/p7_adaptation")
+
+#: The modules whose code decides the yardstick (the key hashes their source).
+_YARDSTICK_MODULES = (
+    __name__, "crab_gym.envs.realm.disaster_relief.oracle", "crab_gym.envs.realm.disaster_relief.sim",
+    "crab_gym.envs.realm.disaster_relief.heuristics", "crab_gym.envs.realm.disaster_relief.model",
+    "crab_gym.envs.realm.common.event_clock", "crab_gym.envs.realm.common.cp_sat",
+)
 
 
-def _key(sim: ReliefSim) -> str:
-    state = {
-        "inst": sim.inst.fingerprint(), "now": sim.now, "stock": sim.stock, "plan": sim.plan(),
-        "busy": [v.busy_until for v in sim.vehicles],
-        "applied": [d.model_dump() for d in sim.applied],
-        "pending": [(t, e[0], e[1].model_dump() if e[0] == "fire" else None) for t, e in sim.clock.pending()],
+@functools.cache
+def _code_version() -> str:
+    """A hash of the yardstick's code and the OR-Tools version: any edit there is a new cache."""
+    digest = hashlib.sha256(ortools.__version__.encode())
+    for name in _YARDSTICK_MODULES:
+        digest.update(Path(importlib.import_module(name).__file__ or "").read_bytes())
+    return digest.hexdigest()
+
+
+def _disruption_json(d: Any) -> dict[str, Any]:
+    return {"class": type(d).__name__, **d.model_dump(mode="json")}
+
+
+def _event_json(kind: str, what: Any) -> Any:
+    """A clock event's payload as JSON (a disruption, a trip, a vehicle index, a region id)."""
+    if kind == "fire":
+        return _disruption_json(what)
+    return asdict(what) if kind == "arrive" else what
+
+
+def _sim_state(sim: ReliefSim) -> dict[str, Any]:
+    """Everything of ``sim`` that the re-solving oracle reads: the clock and its events still
+    to come (in firing order), every vehicle's state, the stock, what regions got, the trips."""
+    return {
+        "now": sim.now,
+        "events": [[t, kind, _event_json(kind, what)] for t, (kind, what) in sim.clock.pending()],
+        "vehicles": [asdict(v) for v in sim.vehicles],
+        "stock": sim.stock, "committed": sim.committed, "on_time": sim.on_time, "late": sim.late,
+        "trips": [asdict(t) for t in sim.trips],
+        "applied": [_disruption_json(d) for d in sim.applied],
+        "violations": sim.violations,
     }
-    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def adaptive_reference(snapshot: ReliefSim, limit: float = RESOLVE_LIMIT) -> dict[str, Any]:
-    """``{"value", "plan", "resolves"}`` of the re-solving oracle from ``snapshot`` (a copy of
-    the episode's simulation just after its first disruption; its clock holds the disruptions
-    still to come, which the oracle meets only when they fire). Memoised in memory."""
-    key = _key(snapshot)
-    if key in _MEMO:
-        return _MEMO[key]
-    sim, inst, resolves = snapshot.copy(), snapshot.inst, 0
+def state_key(sim: ReliefSim, limit: float = RESOLVE_LIMIT) -> str:
+    """The exact input of :func:`adaptive_reference`: the whole instance, the disrupted state
+    (with the disruptions still to come), the budget, the code and the solver version."""
+    doc = {"code": _code_version(), "limit": float(limit), "instance": sim.inst.model_dump(mode="json"),
+           "state": _sim_state(sim)}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def adaptive_reference(snapshot: ReliefSim, limit: float = RESOLVE_LIMIT, *, cache: bool = True) -> dict[str, Any]:
+    """``{"value", "plan", "resolves", "feasible", "statuses"}`` of the re-solving oracle from
+    ``snapshot`` (a copy of the episode's simulation just after its first disruption; its clock
+    holds the disruptions still to come, which the oracle meets only when they fire).
+    ``statuses`` are CP-SAT's, one per re-solve. Cached (:data:`CACHE`) unless ``cache`` is
+    False; the cache gives what the solve gives (JSON data)."""
+    key = state_key(snapshot, limit) if cache else ""
+    if cache and (hit := CACHE.get(key)) is not None:
+        return hit
+    out = json.loads(json.dumps(_resolve_from(snapshot, limit)))
+    if cache:
+        CACHE.put(key, out)
+    return out
+
+
+def _resolve_from(snapshot: ReliefSim, limit: float) -> dict[str, Any]:
+    """The re-solving oracle played from ``snapshot``: solve, follow the plan until the next
+    disruption fires, solve again from there, to the end."""
+    sim, inst, statuses = snapshot.copy(), snapshot.inst, []
     while True:
         state = ReliefState(sim.now, [max(v.busy_until, sim.now) for v in sim.vehicles], dict(sim.stock),
                             trips=sim.plan()["trips"])
         greedy = greedy_continuation(sim)
         res = solve_p7(inst, state, known=list(sim.applied), deterministic_limit=limit,
                        hint={"trips": state.trips + greedy})
-        resolves += 1
+        statuses.append(res.status)
         new = res.trips[len(state.trips):] if res.cost is not None else greedy
         fires = [t for t, (kind, _) in sim.clock.pending() if kind == "fire"]
         until = min(fires) if fires else None
@@ -61,11 +127,8 @@ def adaptive_reference(snapshot: ReliefSim, limit: float = RESOLVE_LIMIT) -> dic
             sim.advance()
         sim.process_due()
     sim.finish()
-    out = {"value": sim.cost(), "plan": sim.plan(), "resolves": resolves, "feasible": not sim.violations}
-    if len(_MEMO) > 1000:
-        _MEMO.clear()
-    _MEMO[key] = out
-    return out
+    return {"value": sim.cost(), "plan": sim.plan(), "resolves": len(statuses), "feasible": not sim.violations,
+            "statuses": statuses}
 
 
 def greedy_continuation(sim: ReliefSim) -> list[dict[str, Any]]:
