@@ -33,6 +33,11 @@ What each env of the vector holds:
   ``infos[i]["terminal_observation"]``, ``infos[i]["episode"] = {"r", "l"}`` (return and
   joint steps, no wall clock), ``infos[i]["TimeLimit.truncated"]``, plus the agent's own
   parallel-env info (``metrics``, ``solution``, ``valid``, ...) at every step.
+* **Adaptation**: an env with disruptions defers its adaptation re-solve out of ``step()``, so
+  while training the last ``metrics`` say ``adaptation_pending`` (adaptation None) and no
+  solver runs. With ``finish_adaptation=True`` (what :func:`play_copies`, the evaluation, sets)
+  a copy's re-solve runs as its episode ends, before the reset, as the single-agent runner does
+  (:func:`~crab_gym.core.episode_runner.finished_metrics`), and every agent's ``metrics`` hold it.
 
 Needs the ``rl`` and ``multiagent`` extras: ``pip install "crab_gym[rl,multiagent]"``.
 """
@@ -48,6 +53,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.multiagent import NOOP, RealmParallelEnv
 
 require("torch", "rl")
@@ -209,6 +215,8 @@ class AgentVecEnv(VecEnv):
             auto-reset unseeded; ``venv.set_options`` works the same way, per copy.
         scales: per ``Box`` observation key, the divisor (see :class:`FlatAgentObservation`).
         reset_options: per copy, the ``options`` of every reset (e.g. ``{"instance": name}``).
+        finish_adaptation: run a copy's deferred adaptation re-solve as its episode ends (a
+            solver call per episode: for evaluation; training leaves it ``adaptation_pending``).
 
     Attributes:
         slots: per env index, ``(copy, agent name)``.
@@ -221,10 +229,12 @@ class AgentVecEnv(VecEnv):
         *,
         scales: Mapping[str, float] | None = None,
         reset_options: Sequence[Mapping[str, Any] | None] | None = None,
+        finish_adaptation: bool = False,
     ) -> None:
         if not envs:
             raise ValueError("AgentVecEnv needs at least one parallel env")
         self.envs = list(envs)
+        self.finish_adaptation = finish_adaptation
         self.reset_options = list(reset_options) if reset_options is not None else [None] * len(self.envs)
         if len(self.reset_options) != len(self.envs):
             raise ValueError("reset_options needs one entry per copy")
@@ -281,6 +291,8 @@ class AgentVecEnv(VecEnv):
                     infos[i]["TimeLimit.truncated"] = bool(truncated.get(agent, False) and not terminated.get(agent, False))
                     infos[i]["episode"] = {"r": float(self._returns[i]), "l": int(self._lengths[i])}
                     dones[i] = True
+                if self.finish_adaptation:
+                    _finish_adaptation(env, [infos[i] for i in rows])
                 self._returns[rows] = 0.0
                 self._lengths[rows] = 0
                 self._reset_copy(c, None)
@@ -363,6 +375,18 @@ class AgentVecEnv(VecEnv):
         self._obs[index] = self.encoder.encode(obs, self._masks[index])
 
 
+def _finish_adaptation(env: RealmParallelEnv, infos: list[dict[str, Any]]) -> None:
+    """A copy's episode just ended: run the adaptation re-solve its env deferred (if any) and
+    give every agent's info the complete metrics."""
+    metrics = next((info["metrics"] for info in infos if info.get("metrics")), None)
+    if not metrics or not metrics.get("adaptation_pending"):
+        return
+    done = finished_metrics(env.env, {"metrics": metrics})
+    for info in infos:
+        if "metrics" in info:
+            info["metrics"] = dict(done)
+
+
 def make_agent_vec_env(
     env_id: str,
     *,
@@ -371,6 +395,7 @@ def make_agent_vec_env(
     seed: int | None = 0,
     max_cycles: int | None = 200,
     scales: Mapping[str, float] | None = None,
+    finish_adaptation: bool = False,
     **env_kwargs: Any,
 ) -> AgentVecEnv:
     """An :class:`AgentVecEnv` of ``crab_gym.parallel_env(env_id)`` copies, seeded.
@@ -384,6 +409,7 @@ def make_agent_vec_env(
         max_cycles: truncate an episode after this many joint steps (a policy that only
             passes would otherwise never end one).
         scales: ``Box`` divisors, see :class:`FlatAgentObservation`.
+        finish_adaptation: see :class:`AgentVecEnv` (:func:`play_copies` turns it on itself).
         **env_kwargs: passed to every copy's ``gym.make``.
     """
     names: list[str | None] = list(instances) if instances is not None else [None]
@@ -391,7 +417,7 @@ def make_agent_vec_env(
     for name in names:
         kwargs = dict(env_kwargs) if name is None else {**env_kwargs, "instance": name}
         envs += [RealmParallelEnv(env_id, max_cycles=max_cycles, **kwargs) for _ in range(copies)]
-    venv = AgentVecEnv(envs, scales=scales)
+    venv = AgentVecEnv(envs, scales=scales, finish_adaptation=finish_adaptation)
     if seed is not None:
         venv.seed(seed)
     return venv
@@ -419,11 +445,21 @@ def play_copies(venv: VecEnv, policy: VectorPolicy, *, episodes: int = 1, max_st
     SB3 ``VecEnvWrapper``\\ s such as ``VecNormalize``) finished ``episodes`` episodes.
 
     The first ``episodes`` episodes of each copy are returned, copy by copy. The policy
-    gets the observations ``venv`` gives and its masks.
+    gets the observations ``venv`` gives and its masks. Their metrics are complete: a deferred
+    adaptation re-solve runs as each episode ends (``finish_adaptation``, for this call only).
     """
     inner = venv.unwrapped
     if not isinstance(inner, AgentVecEnv):
         raise TypeError(f"play_copies needs an AgentVecEnv (possibly wrapped), not {type(inner).__name__}")
+    was, inner.finish_adaptation = inner.finish_adaptation, True
+    try:
+        return _play(venv, inner, policy, episodes, max_steps)
+    finally:
+        inner.finish_adaptation = was
+
+
+def _play(venv: VecEnv, inner: AgentVecEnv, policy: VectorPolicy, episodes: int, max_steps: int) -> list[CopyEpisode]:
+    """:func:`play_copies`' loop."""
     first = inner._first
     done: dict[int, list[CopyEpisode]] = {c: [] for c in range(len(inner.envs))}
     obs = venv.reset()
