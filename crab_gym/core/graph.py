@@ -7,6 +7,7 @@ credit in a principled order, as in CRAB.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import networkx as nx
@@ -38,9 +39,18 @@ class GraphEvaluator:
         self.graph = graph
         self._order = list(nx.topological_sort(graph))
         self._preds = {node: list(graph.predecessors(node)) for node in self._order}
+        self._succs = {node: list(graph.successors(node)) for node in self._order}
         self._sinks = [node for node in self._order if graph.out_degree(node) == 0]
+        self._sink_set = frozenset(self._sinks)
         self._total = graph.number_of_nodes()
         self.reset()
+
+    def fresh(self) -> GraphEvaluator:
+        """A new evaluator over the same graph with no passes: what the next episode of an
+        env whose graph did not change needs, without checking and sorting the graph again."""
+        new = copy.copy(self)
+        new.reset()
+        return new
 
     def reset(self) -> None:
         """Forget every pass: back to the start of an episode."""
@@ -49,6 +59,11 @@ class GraphEvaluator:
         self.submitted = False
         self.steps = 0
         self.steps_to_complete: int | None = None
+        # the nodes not passed yet, in topological order, and how many of each node's
+        # predecessors have not passed: a step looks at open nodes only, in O(1) each
+        self._open: list[Evaluator] = list(self._order)
+        self._waiting: dict[Evaluator, int] = {node: len(preds) for node, preds in self._preds.items()}
+        self._sinks_left = len(self._sinks)
 
     def submit(self) -> None:
         """Mark that the agent declared it is done, enabling ``require_submit`` nodes."""
@@ -56,9 +71,7 @@ class GraphEvaluator:
 
     def frontier(self) -> list[Evaluator]:
         """Unpassed nodes whose predecessors have all passed."""
-        return [
-            n for n in self._order if n not in self.passed and all(p in self.passed for p in self._preds[n])
-        ]
+        return [n for n in self._open if not self._waiting[n]]
 
     def step(self, env: Any = None, **kept: Any) -> list[Evaluator]:
         """Check the frontier, cascading through nodes unlocked in this same step.
@@ -68,20 +81,29 @@ class GraphEvaluator:
         self.steps += 1
         newly: list[Evaluator] = []
         kept = {"env": env, **kept}
+        waiting = self._waiting
         # topological order guarantees every unlocked node comes after its predecessors,
         # so one pass cascades through everything this step unlocks.
-        for node in self._order:
-            if node in self.passed or not all(p in self.passed for p in self._preds[node]):
-                continue
-            if node.require_submit and not self.submitted:
+        for node in self._open:
+            if waiting[node] or (node.require_submit and not self.submitted):
                 continue
             if node.run_validated({}, **kept):
-                self.passed.add(node)
-                self.pass_step[node] = self.steps
+                self._pass(node)
                 newly.append(node)
+        if newly:
+            self._open = [node for node in self._open if node not in self.passed]
         if self.steps_to_complete is None and self.is_complete:
             self.steps_to_complete = self.steps
         return newly
+
+    def _pass(self, node: Evaluator) -> None:
+        """Latch ``node`` as passed now and unlock its successors by one predecessor."""
+        self.passed.add(node)
+        self.pass_step[node] = self.steps
+        for succ in self._succs[node]:
+            self._waiting[succ] -= 1
+        if node in self._sink_set:
+            self._sinks_left -= 1
 
     @property
     def total(self) -> int:
@@ -96,4 +118,4 @@ class GraphEvaluator:
     @property
     def is_complete(self) -> bool:
         """True once every sink (final sub-goal) has passed."""
-        return all(node in self.passed for node in self._sinks)
+        return not self._sinks_left

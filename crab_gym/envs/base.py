@@ -13,6 +13,7 @@ It owns what every env must do the same way, so that each problem only writes it
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -26,6 +27,26 @@ from crab_gym.core.spaces import ActionCodec, split_tool_call
 
 #: Keys present in every ``info`` dict a CrabEnv returns (plus the subclass's extra keys).
 INFO_KEYS = ("action", "valid", "error", "completeness", "sub_goals_passed", "metrics", "solution")
+
+#: Validated tool calls kept by :meth:`CrabEnv.parse_action` (cleared when full).
+_PARSED_MEMO = 4096
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _call_key(name: str, arguments: Mapping[str, Any]) -> tuple | None:
+    """A memo key for a tool call whose arguments are all scalars (typed, so that ``1``,
+    ``1.0`` and ``True`` differ), else None: such a call validates the same way every time."""
+    items = []
+    for key, value in arguments.items():
+        if type(value) not in _SCALARS:
+            return None
+        items.append((key, type(value), value))
+    return (name, *items)
+
+
+def _plain(values: Mapping[str, Any]) -> bool:
+    """Whether every value is immutable (a scalar or an enum member): safe to hand out again."""
+    return all(type(v) in _SCALARS or isinstance(v, enum.Enum) for v in values.values())
 
 
 class CrabEnv(gym.Env):
@@ -67,6 +88,10 @@ class CrabEnv(gym.Env):
         self.graph: GraphEvaluator | None = None
         self._terminated = False
         self._episode_steps = 0
+        #: Derived values, not state: ``"mask"`` (this state's ``_action_mask()``, dropped
+        #: whenever the state may change) and ``"parsed"`` (validated tool calls by their
+        #: arguments; validation depends on the action schemas only).
+        self._cache: dict[str, Any] = {"parsed": {}}
 
     # ================================================================== hooks
     def _reset_state(self, options: dict[str, Any] | None) -> None:
@@ -134,10 +159,12 @@ class CrabEnv(gym.Env):
     # ================================================================== API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
+        self._cache.pop("mask", None)
         self._reset_state(options)
+        self._cache.pop("mask", None)
         self._terminated = False
         self._episode_steps = 0
-        self.graph = GraphEvaluator(self._build_graph())
+        self.graph = self._episode_graph(self._build_graph())
         self.graph.step(self)  # sub-goals already true at the start count from the start
         return self._get_obs(), self._info(None, True, "", [], {}, {})
 
@@ -150,6 +177,9 @@ class CrabEnv(gym.Env):
             if fast is not None:
                 return self._after_action(*fast)
             return self._generic_step(action)
+        except BaseException:
+            self._cache.pop("mask", None)  # the step may have changed the state part way
+            raise
         finally:
             self._end_step()
 
@@ -179,18 +209,36 @@ class CrabEnv(gym.Env):
         # A tool call unless it is (also) an element of a single action's Dict space.
         if isinstance(action, Mapping) and "name" in action and not (self.codec.single and self.codec.contains(action)):
             name, arguments = split_tool_call(action)
-            call = {"name": name, "arguments": arguments}
         else:
             call = self.codec.decode(action)
-        act = self.codec.action(call["name"])
-        values = act.validate(call["arguments"])
-        return {"name": act.name, "arguments": act.to_json_arguments(values)}, act, values
+            name, arguments = call["name"], call["arguments"]
+        key = _call_key(name, arguments)
+        parsed = self._cache["parsed"]
+        hit = parsed.get(key) if key is not None else None
+        if hit is None:
+            act = self.codec.action(name)
+            values = act.validate(arguments)
+            hit = (act, values, act.to_json_arguments(values))
+            if key is not None and _plain(values) and _plain(hit[2]):
+                if len(parsed) >= _PARSED_MEMO:
+                    parsed.clear()
+                parsed[key] = hit
+        act, values, json_args = hit
+        return {"name": act.name, "arguments": dict(json_args)}, act, dict(values)
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask over the finite choices (``codec.flat_to_call`` order); all False at the end."""
         if self._terminated:
             return np.zeros(self.codec.n_flat, dtype=bool)
-        return np.asarray(self._action_mask(), dtype=bool)
+        return self._current_mask().copy()
+
+    def _current_mask(self) -> np.ndarray:
+        """``_action_mask()`` of the current state, computed once per state (the observation,
+        ``action_masks()`` and a wrapper's check after the step all read it). Read only."""
+        mask = self._cache.get("mask")
+        if mask is None:
+            mask = self._cache["mask"] = np.asarray(self._action_mask(), dtype=bool)
+        return mask
 
     def tools(self, fmt: Literal["openai", "anthropic"] = "openai") -> list[dict[str, Any]]:
         """The env's actions as tool definitions for an LLM API."""
@@ -204,6 +252,7 @@ class CrabEnv(gym.Env):
     # ================================================================== internals
     def _after_action(self, call: dict[str, Any] | None, name: str, values: dict[str, Any]) -> tuple:
         """Reward, termination and info after a *valid* action has changed the state."""
+        self._cache.pop("mask", None)
         self._episode_steps += 1
         reward = 0.0
         passed: list[str] = []
@@ -221,10 +270,18 @@ class CrabEnv(gym.Env):
             self._terminated = True
             reward += self.optimality_weight * float(self._optimality())
             metrics, solution = self._final_info()
+            self._cache.pop("mask", None)  # the final accounting may settle the state
         reward = self._step_reward(name, values, reward)
         return self._get_obs(), float(reward), terminated, False, self._info(
             call, True, "", passed, metrics, solution
         )
+
+    def _episode_graph(self, built: nx.DiGraph) -> GraphEvaluator:
+        """The sub-goal evaluator of a new episode: a fresh one over the last episode's graph
+        when ``_build_graph()`` returned the same graph (checked and sorted once), else a new one."""
+        if self.graph is not None and self.graph.graph is built:
+            return self.graph.fresh()
+        return GraphEvaluator(built)
 
     def _invalid(self, call: dict[str, Any] | None, reason: str) -> tuple:
         return (

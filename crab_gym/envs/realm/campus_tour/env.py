@@ -237,7 +237,7 @@ class CampusTourEnv(RealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
-        return goal_graph(_tour_complete, self._evaluators)
+        return self._instance_graph(lambda: goal_graph(_tour_complete, self._evaluators))
 
     def _get_obs(self) -> dict[str, Any]:
         t = self.tour
@@ -250,7 +250,7 @@ class CampusTourEnv(RealmEnv):
             "visited": t.visited.astype(np.int8),
             "windows": self._obs_windows.copy(),
             "travel": self._obs_travel.copy(),
-            "action_mask": self._action_mask().astype(np.int8),
+            "action_mask": self._current_mask().astype(np.int8),
         }
 
     def _check_action(self, name: str, args: dict[str, Any]) -> str | None:

@@ -152,6 +152,7 @@ class DisruptedRealmEnv(RealmEnv):
             self._injected_after_snapshot.append(d)
         self._forget_reference()  # the reference faces the episode's disruptions
         self._resolved = None
+        self._cache.pop("mask", None)  # the disruption may change what is legal now
         return self._inject(d, now)
 
     def disruption_targets(self) -> dict[str, Any]:

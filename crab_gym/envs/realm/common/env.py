@@ -235,6 +235,7 @@ class RealmEnv(CrabEnv):
         self._last_event = ""
         self._adaptation_deferred = False  # the finished episode's adaptation solve waits
         self._finishing_adaptation = False  # finish_adaptation() is running it now
+        self._graph_of: tuple[Any, nx.DiGraph] | None = None  # (instance, its graph)
 
     # ------------------------------------------------------------------ the reference
     @property
@@ -319,6 +320,14 @@ class RealmEnv(CrabEnv):
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
         raise NotImplementedError
+
+    def _instance_graph(self, build: Callable[[], nx.DiGraph]) -> nx.DiGraph:
+        """``build()``'s sub-goal graph, built once per instance: for a ``_build_graph`` whose
+        evaluators depend on the instance only (they read the env they are given), so every
+        episode on the instance reuses the graph (and its checked order, see CrabEnv)."""
+        if self._graph_of is None or self._graph_of[0] is not self.instance:
+            self._graph_of = (self.instance, build())
+        return self._graph_of[1]
 
     # ------------------------------------------------------------------ deferred adaptation
     # (an env with disruptions defers its re-solve: DisruptedRealmEnv._defer_adaptation in

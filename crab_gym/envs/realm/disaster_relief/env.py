@@ -352,6 +352,9 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
+        return self._instance_graph(self._new_graph)
+
+    def _new_graph(self) -> nx.DiGraph:
         """A chain of sub-goals ``relief_10pct`` -> ... -> ``relief_100pct``: a tenth more of
         the best known relief delivered each (stocks are short on purpose, so meeting every
         need is out of reach; the best known plan's relief is what can be met)."""

@@ -273,7 +273,7 @@ class GroupToursEnv(RealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
-        return goal_graph(_all_served, self._evaluators)
+        return self._instance_graph(lambda: goal_graph(_all_served, self._evaluators))
 
     def _get_obs(self) -> dict[str, Any]:
         s = self.schedule
@@ -281,7 +281,7 @@ class GroupToursEnv(RealmEnv):
         obs["group_guide"] = s.guide_of.copy()
         obs["group_start"] = np.clip(s.start, -1, DAY).astype(np.float32)
         obs["guide_load"] = np.array([len(t) for t in s.tours], dtype=np.int64)
-        obs["action_mask"] = self._action_mask().astype(np.int8)
+        obs["action_mask"] = self._current_mask().astype(np.int8)
         return obs
 
     def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
@@ -316,7 +316,7 @@ class GroupToursEnv(RealmEnv):
 
     def _is_terminated(self) -> bool:
         s = self.schedule
-        return self._submitted or bool((s.guide_of >= 0).all()) or not self._action_mask().any()
+        return self._submitted or bool((s.guide_of >= 0).all()) or not self._current_mask().any()
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         s = self.schedule

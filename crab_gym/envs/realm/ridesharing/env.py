@@ -306,6 +306,11 @@ class RideSharingEnv(FleetEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
+        return self._instance_graph(self._new_graph)
+
+    def _new_graph(self) -> nx.DiGraph:
+        """A pickup -> drop-off pair of sub-goals per request (the evaluators read the env
+        they are given, so the graph serves every episode on the instance)."""
         g = nx.DiGraph()
         for r, req in enumerate(self.instance.requests):
             g.add_edge(self._picked_up(r, req.passenger_id), self._delivered(r, req.passenger_id))

@@ -344,6 +344,9 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
+        return self._instance_graph(self._new_graph)
+
+    def _new_graph(self) -> nx.DiGraph:
         """A chain ``packaged_10pct`` -> ... -> ``packaged_100pct``."""
         g = nx.DiGraph()
         g.add_nodes_from(self._goals)

@@ -337,7 +337,7 @@ class ThanksgivingEnv(RealmEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
-        return goal_graph(_dinner_on_time, self._goals)
+        return self._instance_graph(lambda: goal_graph(_dinner_on_time, self._goals))
 
     def _get_obs(self) -> dict[str, Any]:
         k, inst = self.kitchen, self.instance
@@ -359,7 +359,7 @@ class ThanksgivingEnv(RealmEnv):
             [k.car_place(c) == "airport" and k.car_free_at(c) <= k.now for c in inst.car_ids], dtype=np.int8
         )
         obs["kitchen_free"] = np.array([max(0, inst.kitchen_capacity - len(k.running()))], dtype=np.int64)
-        obs["action_mask"] = self._action_mask().astype(np.int8)
+        obs["action_mask"] = self._current_mask().astype(np.int8)
         return obs
 
     def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
@@ -381,7 +381,7 @@ class ThanksgivingEnv(RealmEnv):
 
     def _is_terminated(self) -> bool:
         k = self.kitchen
-        return self._submitted or k.complete or not self._action_mask().any()
+        return self._submitted or k.complete or not self._current_mask().any()
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         v, k, ref, inst = self._verdict(), self.kitchen, self.reference, self.instance

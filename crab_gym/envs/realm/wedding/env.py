@@ -270,6 +270,11 @@ class WeddingEnv(FleetEnv):
 
     # ================================================================== CrabEnv hooks
     def _build_graph(self) -> nx.DiGraph:
+        return self._instance_graph(self._new_graph)
+
+    def _new_graph(self) -> nx.DiGraph:
+        """Pickup/errand -> at the venue per item, then every vehicle back (the evaluators
+        read the env they are given, so the graph serves every episode on the instance)."""
         g = nx.DiGraph()
         inst = self.instance
         arrived = []
