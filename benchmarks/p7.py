@@ -4,24 +4,36 @@ shipped instances (optimality is the avoidable part: sending nothing 0, the best
 
     python benchmarks/p7.py                 # every shipped instance
     python benchmarks/p7.py --sizes small   # one size class
+    python benchmarks/p7.py --adaptation 20 # the adaptation re-solve: uncached vs cached, side by side
 
 Episodes use ``adaptation_reference="oracle"`` so that no solver runs inside them (the steps
 per second measure the env); the oracle is timed separately, solving shipped instances
 again with their shipped budget (one worker, deterministic limit).
+
+``--adaptation N`` records the state at the first disruption of N random episodes (default
+instance, seeds 0..N-1: what ``crab-gym run --policy random`` meets) and times the adaptation
+yardstick on those same states three ways: as before the cache (every distinct state solved,
+memoised for the run only), with the cache empty (a first run), and with it filled (a run
+whose states were met before, read from disk); it checks the three give the same records.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import os
 import statistics
+import tempfile
 import time
 
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.envs.realm.disaster_relief.adaptation import CACHE, adaptive_reference, state_key
 from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
 from crab_gym.envs.realm.disaster_relief.formats import load_p7, shipped_p7_names
 from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
 from crab_gym.envs.realm.disaster_relief.oracle import solve_p7
+from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 
 
 def episode(env: DisasterReliefEnv, policy, seed: int) -> tuple[float, int, float]:
@@ -40,12 +52,65 @@ def nothing(obs, info) -> dict:
     return {"name": "submit_plan", "arguments": {"trips": []}}
 
 
+def recorded_states(episodes: int) -> list[ReliefSim]:
+    """The state when the first disruption struck, in ``episodes`` random episodes."""
+    env, states = DisasterReliefEnv(), []
+    for seed in range(episodes):
+        episode(env, RandomPolicy(env, seed=seed), seed)
+        if env._snapshot is not None:
+            states.append(env._snapshot)
+    return states
+
+
+def timed(solve, states: list[ReliefSim]) -> tuple[float, list[dict]]:
+    tic = time.perf_counter()
+    out = [solve(s) for s in states]
+    return time.perf_counter() - tic, out
+
+
+def compare_adaptation(episodes: int) -> None:
+    """The adaptation yardstick on recorded states: before the cache, cache empty, cache filled."""
+    states = recorded_states(episodes)
+    memo: dict[str, dict] = {}
+
+    def uncached(s: ReliefSim) -> dict:  # the search as before, memoised in this run only
+        key = state_key(s)
+        if key not in memo:
+            memo[key] = adaptive_reference(s, cache=False)
+        return memo[key]
+
+    t_old, old = timed(uncached, states)
+    saved = os.environ.get("CRAB_GYM_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["CRAB_GYM_CACHE_DIR"] = folder
+        CACHE.clear_memory()
+        t_cold, cold = timed(adaptive_reference, states)
+        CACHE.clear_memory()  # as a new process: the records come from disk
+        t_warm, warm = timed(adaptive_reference, states)
+    if saved is None:
+        os.environ.pop("CRAB_GYM_CACHE_DIR")
+    else:
+        os.environ["CRAB_GYM_CACHE_DIR"] = saved
+    statuses = collections.Counter(s for rec in memo.values() for s in rec["statuses"])
+    print(f"adaptation yardstick on {len(states)} recorded states ({len(memo)} distinct), "
+          f"{sum(statuses.values())} CP-SAT re-solves: {dict(statuses)}")
+    for label, seconds in (("before (no cache)", t_old), ("cache empty", t_cold), ("cache filled", t_warm)):
+        print(f"  {label:18s} {seconds:7.2f} s   {1000 * seconds / len(states):7.1f} ms/state   "
+              f"x{t_old / seconds:.1f}")
+    print(f"  same records: {old == cold == warm}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", default=["small", "medium", "large"])
     parser.add_argument("--random-episodes", type=int, default=3)
     parser.add_argument("--oracle-per-size", type=int, default=2, help="instances per size to re-solve")
+    parser.add_argument("--adaptation", type=int, default=0, metavar="N",
+                        help="only time the adaptation yardstick on N random episodes' states")
     args = parser.parse_args(argv)
+    if args.adaptation:
+        compare_adaptation(args.adaptation)
+        return
     names = [n for n in shipped_p7_names() if n.split("_")[1] in args.sizes]
     greedy, rand, none, oracle, steps, seconds = {}, {}, {}, {}, 0, 0.0
     for name in names:
