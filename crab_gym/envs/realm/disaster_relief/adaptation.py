@@ -52,7 +52,8 @@ def _code_version() -> str:
     """A hash of the yardstick's code and the OR-Tools version: any edit there is a new cache."""
     digest = hashlib.sha256(ortools.__version__.encode())
     for name in _YARDSTICK_MODULES:
-        digest.update(Path(importlib.import_module(name).__file__ or "").read_bytes())
+        source = importlib.import_module(name).__file__
+        digest.update(Path(source).read_bytes() if source else name.encode())
     return digest.hexdigest()
 
 
