@@ -8,6 +8,7 @@ credit in a principled order, as in CRAB.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -42,6 +43,7 @@ class GraphEvaluator:
         self._succs = {node: list(graph.successors(node)) for node in self._order}
         self._sinks = [node for node in self._order if graph.out_degree(node) == 0]
         self._sink_set = frozenset(self._sinks)
+        self._checks = {node: _check_of(node) for node in self._order}
         self._total = graph.number_of_nodes()
         self.reset()
 
@@ -87,7 +89,7 @@ class GraphEvaluator:
         for node in self._open:
             if waiting[node] or (node.require_submit and not self.submitted):
                 continue
-            if node.run_validated({}, **kept):
+            if self._checks[node](kept):
                 self._pass(node)
                 newly.append(node)
         if newly:
@@ -119,3 +121,13 @@ class GraphEvaluator:
     def is_complete(self) -> bool:
         """True once every sink (final sub-goal) has passed."""
         return not self._sinks_left
+
+
+def _check_of(node: Evaluator) -> Callable[[dict[str, Any]], bool]:
+    """How a step checks ``node`` with the kept parameters: a plain function evaluator that
+    reads only the env is called directly (what ``run_validated({}, env=...)`` does for it,
+    without the generic argument handling), any other through ``run_validated``."""
+    if type(node) is Evaluator and node.kept_params == ("env",) and not node.parameters.model_fields:
+        entry = node.entry
+        return lambda kept: bool(entry(env=kept["env"]))
+    return lambda kept: bool(node.run_validated({}, **kept))

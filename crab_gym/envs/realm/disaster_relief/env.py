@@ -105,6 +105,11 @@ def inst_index(ids: list[str], ident: str) -> int:
 RELIEF_MILESTONES = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 
 
+def _capped(values: Any) -> np.ndarray:
+    """Amounts as float32, capped at :data:`MAX_UNITS` (the observation's bound)."""
+    return np.minimum(values, MAX_UNITS).astype(np.float32)
+
+
 def _relief(pct: int) -> Evaluator:
     """At least ``pct`` % of the best known relief has arrived: the severity-weighted need met
     (``2w`` per unit by its deadline, ``w`` after it) that the best known plan meets. A
@@ -288,6 +293,14 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         self._need = np.array([[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))], np.float32)
         self._travel = np.array(inst.one_way, dtype=np.float32)
         self._relief_goals = [_relief(pct) for pct in RELIEF_MILESTONES]
+        self._total_points = inst.total_points
+        self._obs_static = {  # the instance's part of every observation (copied each step)
+            "vehicle_capacity": _capped([v.capacity for v in inst.vehicles]),
+            "travel": np.minimum(self._travel, MAX_MINUTE).astype(np.float32),
+            "need": np.minimum(self._need, MAX_UNITS).astype(np.float32),
+            "deadline": np.array([min(reg.deadline, MAX_MINUTE) for reg in inst.regions], dtype=np.float32),
+            "weight": np.array([reg.weight for reg in inst.regions], dtype=np.float32),
+        }
         self._restart()
 
     def _restart(self) -> None:
@@ -365,36 +378,44 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _credit(self) -> int:
         """Shortfall points the relief so far has spared (arrived loads)."""
-        return self.instance.total_points - self.sim.points()
+        return self._total_points - self.sim.points()
 
     def _best_credit(self) -> int:
         """Shortfall points the best known plan spares: its cost is ``K * points + minutes``
-        with ``minutes < K``, so its points are ``cost // K`` (every need when no reference)."""
-        measure, inst = self.reference.measure, self.instance
+        with ``minutes < K``, so its points are ``cost // K`` (every need when no reference).
+        Worked out once per reference (the sub-goals read it on every step)."""
+        ref, inst = self.reference, self.instance
+        known = self._cache.get("best_credit")
+        if known is None or known[0] is not ref or known[1] is not inst:
+            known = self._cache["best_credit"] = (ref, inst, self._best_credit_of(ref.measure))
+        return known[2]
+
+    def _best_credit_of(self, measure: float | None) -> int:
         if measure is None:
-            return inst.total_points
-        return max(0, inst.total_points - int(measure // inst.minute_weight))
+            return self._total_points
+        return max(0, self._total_points - int(measure // self.instance.minute_weight))
 
     def _get_obs(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
         R = len(inst.regions)
         acting = set(sim.acting())
-        cap = lambda a: np.minimum(np.asarray(a, dtype=np.float32), MAX_UNITS).astype(np.float32)  # noqa: E731
+        static = self._obs_static
+        blocked = sim.blocked_regions()
         return {
             "clock": np.array([min(sim.now, MAX_MINUTE)], dtype=np.float32),
             "vehicle_free_at": np.array([min(s.free_at, MAX_MINUTE) for s in sim.vehicles], dtype=np.float32),
             "vehicle_acting": np.array([v in acting for v in range(len(inst.vehicles))], dtype=np.int8),
             "vehicle_retired": np.array([s.retired for s in sim.vehicles], dtype=np.int8),
-            "vehicle_capacity": cap([v.capacity for v in inst.vehicles]),
-            "travel": np.minimum(self._travel, MAX_MINUTE).astype(np.float32),
-            "stock": cap([sim.stock[k] for k in RESOURCES]),
-            "need": np.minimum(self._need, MAX_UNITS).astype(np.float32),
-            "remaining": cap([[sim.remaining(r, k) for k in RESOURCES] for r in range(R)]),
-            "received_on_time": cap([[sim.on_time[r][k] for k in RESOURCES] for r in range(R)]),
-            "received_late": cap([[sim.late[r][k] for k in RESOURCES] for r in range(R)]),
-            "deadline": np.array([min(reg.deadline, MAX_MINUTE) for reg in inst.regions], dtype=np.float32),
-            "weight": np.array([reg.weight for reg in inst.regions], dtype=np.float32),
-            "blocked": np.array([sim.blocked(r) for r in range(R)], dtype=np.int8),
+            "vehicle_capacity": static["vehicle_capacity"].copy(),
+            "travel": static["travel"].copy(),
+            "stock": _capped([sim.stock[k] for k in RESOURCES]),
+            "need": static["need"].copy(),
+            "remaining": _capped([[sim.remaining(r, k) for k in RESOURCES] for r in range(R)]),
+            "received_on_time": _capped([[sim.on_time[r][k] for k in RESOURCES] for r in range(R)]),
+            "received_late": _capped([[sim.late[r][k] for k in RESOURCES] for r in range(R)]),
+            "deadline": static["deadline"].copy(),
+            "weight": static["weight"].copy(),
+            "blocked": np.array([reg.id in blocked for reg in inst.regions], dtype=np.int8),
             "action_mask": self.action_masks().astype(np.int8),
         }
 

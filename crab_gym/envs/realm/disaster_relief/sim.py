@@ -92,7 +92,7 @@ class ReliefSim:
         return sim
 
     def copy(self) -> ReliefSim:
-        return copy.deepcopy(self)
+        return copy.deepcopy(self, {id(self.inst): self.inst})  # the instance is read-only: shared
 
     # ------------------------------------------------------------------ reading the state
     @property
@@ -160,6 +160,10 @@ class ReliefSim:
             sent = self.committed[r]
             out += [(r, k) for k, need in reg.needs.items() if need > sent[k] and self.stock[k] > 0]
         return sorted(out, key=lambda rk: (rk[0], RESOURCES.index(rk[1])))
+
+    def blocked_regions(self) -> set[str]:
+        """The ids of the regions a weather block covers now (what :meth:`blocked` says of each)."""
+        return self._blocked_now()
 
     def _blocked_now(self) -> set[str]:
         now = self.now

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped, goal_graph
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
@@ -343,7 +343,7 @@ class ThanksgivingEnv(RealmEnv):
         k, inst = self.kitchen, self.instance
 
         def times(values: list[int | None]) -> np.ndarray:
-            return np.clip([-1 if v is None else v for v in values], -1, DAY).astype(np.float32)
+            return clipped([-1 if v is None else v for v in values], -1, DAY)
 
         obs = {key: value.copy() for key, value in self._obs_static.items()}
         obs["clock"] = np.array([min(k.now, DAY)], dtype=np.float32)
@@ -353,8 +353,8 @@ class ThanksgivingEnv(RealmEnv):
         obs["task_end"] = times([k.cooked[t].end if t in k.cooked else None for t in inst.task_ids])
         obs["member_landing"] = times([k.known_landing(m) if m in inst.travellers else None for m in inst.member_ids])
         obs["member_home_at"] = times([k.expected_home(m) for m in inst.member_ids])
-        obs["member_busy_until"] = np.clip([k.busy_until(m) for m in inst.member_ids], 0, DAY).astype(np.float32)
-        obs["car_free_at"] = np.clip([k.known_free_at(c) for c in inst.car_ids], 0, DAY).astype(np.float32)
+        obs["member_busy_until"] = clipped([k.busy_until(m) for m in inst.member_ids], 0, DAY)
+        obs["car_free_at"] = clipped([k.known_free_at(c) for c in inst.car_ids], 0, DAY)
         obs["car_at_airport"] = np.array(
             [k.car_place(c) == "airport" and k.car_free_at(c) <= k.now for c in inst.car_ids], dtype=np.int8
         )
@@ -425,10 +425,11 @@ class ThanksgivingEnv(RealmEnv):
         M = len(inst.members)
         for c, car in enumerate(inst.car_ids):
             for m in inst.travellers:
-                mask[base["send_car"] + c * M + inst.member_index[m]] = k.why_not_send(car, m) is None
+                mask[base["send_car"] + c * M + inst.member_index[m]] = k.can_send(car, m)
+        running = k.running()
         for t, task in enumerate(inst.task_ids):
             for cook in inst.skilled(task):
-                mask[base["start_task"] + t * M + inst.member_index[cook]] = k.why_not_start(task, cook) is None
+                mask[base["start_task"] + t * M + inst.member_index[cook]] = k.can_start(task, cook, running)
         mask[base["wait"]] = k.can_wait()
         return mask
 

@@ -20,7 +20,7 @@ from crab_gym.envs.realm.common.disruptions import (
     InvalidDisruptionError,
     disruption_report,
 )
-from crab_gym.envs.realm.common.env import checked_init
+from crab_gym.envs.realm.common.env import checked_init, clipped
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
@@ -206,10 +206,9 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     def _get_obs(self) -> dict[str, Any]:
         obs = super()._get_obs()
         k, inst = self.kitchen, self.instance
-        obs["member_delay"] = np.array(
-            [k.known_landing(m) - inst.landing(m) if m in inst.travellers else 0 for m in inst.member_ids],
-            dtype=np.float32,
-        ).clip(0, 2880)
+        obs["member_delay"] = clipped(
+            [k.known_landing(m) - inst.landing(m) if m in inst.travellers else 0 for m in inst.member_ids], 0, 2880
+        )
         return obs
 
     def _extra_info(self) -> dict[str, Any]:

@@ -81,7 +81,7 @@ class Kitchen:
         return k
 
     def copy(self) -> Kitchen:
-        return copy.deepcopy(self)
+        return copy.deepcopy(self, {id(self.inst): self.inst})  # the instance is read-only: shared
 
     # ================================================================== questions
     @property
@@ -197,6 +197,16 @@ class Kitchen:
             return f"{car} is on a trip (it went for {', '.join(self.car_trips(car)[-1].members)})"
         return None
 
+    def can_send(self, car: str, member: str) -> bool:
+        """Whether :meth:`why_not_send` allows it (the mask's hot path: the same rules, no
+        reasons built)."""
+        if member not in self.inst.travellers or self.trip_of(member) is not None:
+            return False
+        trip = self.joinable(car)
+        if trip is not None:
+            return len(trip.members) < self.inst.cars[self.inst.car_index[car]].seats
+        return self.car_free_at(car) <= self.now
+
     def send(self, car: str, member: str) -> Trip:
         """``car`` fetches ``member``: joins the car's trip still at the airport, else leaves now."""
         trip = self.joinable(car)
@@ -228,6 +238,21 @@ class Kitchen:
         if inst.tasks[inst.task_index[task]].oven and any(self._oven(c.task) for c in running):
             return "the oven is in use"
         return None
+
+    def can_start(self, task: str, cook: str, running: list[CookedTask] | None = None) -> bool:
+        """Whether :meth:`why_not_start` allows it (the mask's hot path: the same rules, no
+        reasons built; ``running``: :meth:`running`, when the caller has it already)."""
+        inst = self.inst
+        if task in self.cooked or task not in inst.members[inst.member_index[cook]].skills:
+            return False
+        if not self.is_home(cook) or self.busy_until(cook) > self.now:
+            return False
+        if any(not self.task_done(p) for p in inst.predecessors(task)):
+            return False
+        running = self.running() if running is None else running
+        if len(running) >= inst.kitchen_capacity:
+            return False
+        return not (inst.tasks[inst.task_index[task]].oven and any(self._oven(c.task) for c in running))
 
     def start(self, task: str, cook: str) -> CookedTask:
         """``cook`` starts ``task`` now."""
