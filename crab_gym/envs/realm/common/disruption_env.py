@@ -126,7 +126,8 @@ class DisruptedRealmEnv(RealmEnv):
         """The reference facing this episode's disruptions."""
         if self.faced_reference is None:
             return super()._solve_reference()
-        return self.faced_reference(self.instance, self.faced_schedule())
+        schedule, lookup = self.faced_schedule(), self.faced_reference
+        return self._per_instance("reference", lambda: lookup(self.instance, schedule), *schedule)
 
     # ================================================================== the disruption protocol
     def parse_disruption(self, disruption: Any) -> Any:

@@ -327,6 +327,21 @@ class RealmEnv(CrabEnv):
         """Put the current instance back to its initial state."""
         raise NotImplementedError
 
+    def _per_instance(self, name: str, compute: Callable[[], Any], *keys: Any) -> Any:
+        """``compute()``, kept for the current instance and the same ``keys`` objects (by
+        identity, e.g. the faced disruptions): for lookups an episode end or a reset repeats
+        (references, one-vehicle baselines) that read files or hash the instance."""
+        memo = self._cache.setdefault("per_instance", {})
+        if memo.get("instance") is not self.instance:
+            memo.clear()
+            memo["instance"] = self.instance
+        hit = memo.get(name)
+        if hit is not None and len(hit[0]) == len(keys) and all(a is b for a, b in zip(hit[0], keys)):
+            return hit[1]
+        value = compute()
+        memo[name] = (keys, value)
+        return value
+
     def _instance_graph(self, build: Callable[[], nx.DiGraph]) -> nx.DiGraph:
         """``build()``'s sub-goal graph, built once per instance: for a ``_build_graph`` whose
         evaluators depend on the instance only (they read the env they are given), so every

@@ -402,7 +402,7 @@ class RideSharingEnv(FleetEnv):
     def _solo_value(self) -> float | None:
         """The best one-vehicle plan's cost (the coordination baseline): shipped, cached or
         solved once, like the reference."""
-        return solo_reference(self.instance)["value"]
+        return self._per_instance("solo", lambda: solo_reference(self.instance)["value"])
 
     def _metrics(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance

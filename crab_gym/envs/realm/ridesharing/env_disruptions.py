@@ -172,7 +172,8 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     # ================================================================== results
     def _solo_value(self) -> float | None:
         """The best one-vehicle plan's cost facing this episode's disruptions."""
-        return solo_reference(self.instance, self.faced_schedule())["value"]
+        schedule = self.faced_schedule()
+        return self._per_instance("solo", lambda: solo_reference(self.instance, schedule)["value"], *schedule)
 
     def _stored_adaptation_value(self) -> float:
         """The stored adaptive oracle's value (the reference's, when it has none)."""

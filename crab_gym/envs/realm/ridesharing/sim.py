@@ -176,6 +176,21 @@ class RideSim(FleetSim):
             return "some other passenger on board could no longer be dropped off on time"
         return None
 
+    def feasible(self, v: int, stop: int, m: np.ndarray) -> bool:
+        """Whether :meth:`feasibility_reason` allows ``stop`` (the mask's hot path: the same
+        rules, no reasons built)."""
+        veh = self.vehicles[v]
+        r = stop // 2
+        req = self.req[r]
+        arrive, service = self.timing(v, stop, m)
+        if stop % 2 == 0:
+            if veh.load + req.passengers > veh.capacity or arrive > req.pickup_window[1]:
+                return False
+            return self._can_finish(int(self.pick_loc[r]), service, veh.onboard + [r], m)
+        if arrive > req.latest_dropoff:
+            return False
+        return self._can_finish(int(self.drop_loc[r]), service, [x for x in veh.onboard if x != r], m)
+
     def legal_stops(self, v: int) -> list[int]:
         """Stops vehicle ``v`` may take next under the masks: structurally possible and keeping
         everyone on time; if nothing is, the dropoffs of its passengers (late, but not stuck)."""
@@ -186,9 +201,9 @@ class RideSim(FleetSim):
         out = []
         for r in range(self.R):
             if self.status[r] == WAITING:
-                if self.feasibility_reason(v, 2 * r, m) is None:
+                if self.feasible(v, 2 * r, m):
                     out.append(2 * r)
-            elif r in veh.onboard and self.feasibility_reason(v, 2 * r + 1, m) is None:
+            elif r in veh.onboard and self.feasible(v, 2 * r + 1, m):
                 out.append(2 * r + 1)
         if not out and veh.onboard:
             out = sorted(2 * r + 1 for r in veh.onboard)

@@ -135,7 +135,8 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
             inst = ThanksgivingInstance.model_validate(
                 {**inst.model_dump(), "delays": [d.model_dump() for d in self.faced_schedule()]}
             )
-        return p9_reference(inst)
+            return p9_reference(inst)
+        return self._per_instance("reference", lambda: p9_reference(inst))
 
     # ================================================================== the disruption protocol
     def parse_disruption(self, disruption: Any) -> FlightDelay:

@@ -150,13 +150,24 @@ class WeddingSim(FleetSim):
             return f"{name}: the venue would be reached at {hhmm(at_venue)}, after the photo at {hhmm(inst.photo_time)}"
         return None
 
+    def feasible(self, v: int, stop: int, m: np.ndarray) -> bool:
+        """Whether :meth:`feasibility_reason` allows ``stop`` (the mask's hot path: the same
+        rules, no reasons built)."""
+        if stop == self.N:
+            return True
+        veh = self.vehicles[v]
+        _, start, end = self.timing(v, stop, m)
+        if (stop < self.G and len(veh.guests) + 1 > veh.capacity) or start > self.latest[stop]:
+            return False
+        return end + int(m[self.place[stop], self.venue]) <= self.inst.photo_time
+
     def legal_stops(self, v: int) -> list[int]:
         """Stops vehicle ``v`` may take next under the mask."""
         veh = self.vehicles[v]
         if veh.finished:
             return []
         m = self.matrix(veh.free)
-        out = [s for s in range(self.N) if self.status[s] == WAITING and self.feasibility_reason(v, s, m) is None]
+        out = [s for s in range(self.N) if self.status[s] == WAITING and self.feasible(v, s, m)]
         if not veh.empty:
             out.append(self.N)
         return out

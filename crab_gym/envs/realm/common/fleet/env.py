@@ -151,7 +151,8 @@ class FleetEnv(RealmEnv):
         reason = sim.structural_reason(v, stop)
         if reason:
             return reason
-        if stop not in sim.legal_stops(v):
+        # v acts now, so the mask's row of v holds sim.legal_stops(v) (computed once per state)
+        if not self._current_mask()[self.codec.flat_offsets[self.move_action] + v * len(self.stop_names) + stop]:
             return sim.feasibility_reason(v, stop) or "masked"
         return None
 
