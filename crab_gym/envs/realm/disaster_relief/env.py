@@ -376,6 +376,15 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         graph.add_edges_from(zip(self._relief_goals, self._relief_goals[1:]))
         return graph
 
+    def _progress_may_change(self, name: str, args: dict[str, Any]) -> bool:
+        """The relief sub-goals read the credit (which only arrivals change) against the best
+        credit: check them only when either moved since this episode's last check."""
+        key = (self.graph, self.sim.arrivals, self._best_credit())
+        if self._cache.get("progress_key") == key:
+            return False
+        self._cache["progress_key"] = key
+        return True
+
     def _credit(self) -> int:
         """Shortfall points the relief so far has spared (arrived loads)."""
         return self._total_points - self.sim.points()

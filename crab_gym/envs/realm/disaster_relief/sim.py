@@ -64,6 +64,7 @@ class ReliefSim:
         trips: the trips made, in order.
         applied: the disruptions fired so far.
         violations: the refused trips of a submitted plan, in words.
+        arrivals: the number of loads arrived so far.
     """
 
     inst: P7Instance
@@ -76,6 +77,8 @@ class ReliefSim:
     trips: list[Trip] = field(default_factory=list)
     applied: list[Any] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    #: Loads arrived so far (``on_time``/``late`` change only then): a key for caches.
+    arrivals: int = 0
 
     @classmethod
     def start(cls, inst: P7Instance, schedule: Sequence[Any] = ()) -> ReliefSim:
@@ -92,7 +95,11 @@ class ReliefSim:
         return sim
 
     def copy(self) -> ReliefSim:
-        return copy.deepcopy(self, {id(self.inst): self.inst})  # the instance is read-only: shared
+        """An independent copy; the instance and the disruptions (frozen models) are shared."""
+        memo: dict[int, Any] = {id(self.inst): self.inst}
+        frozen = [*self.applied, *(what for _, (_, what) in self.clock.pending())]
+        memo.update((id(d), d) for d in frozen if isinstance(d, (WeatherEvent, ResourceShortage)))
+        return copy.deepcopy(self, memo)
 
     # ------------------------------------------------------------------ reading the state
     @property
@@ -246,6 +253,7 @@ class ReliefSim:
                 box = self.on_time if what.arrive <= reg.deadline else self.late
                 for k, q in what.load.items():
                     box[what.region][k] += q
+                self.arrivals += 1
         return fired
 
     def run_plan(

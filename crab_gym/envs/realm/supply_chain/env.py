@@ -46,6 +46,12 @@ MAX_AMOUNT = 1e12
 SOURCE = InstanceSource(FILES, SizedGenerator(generate_p10, {"n_components": 2, "n_suppliers": 2, "n_days": 8}))
 
 
+def _amounts(values: Any) -> np.ndarray:
+    """Amounts as float32 in [0, MAX_AMOUNT] (the observation's bounds; ``np.clip``'s values
+    without its per-call overhead: ten such arrays are built on every step)."""
+    return np.minimum(np.maximum(np.asarray(values, dtype=np.float32), 0), MAX_AMOUNT)
+
+
 def _make_actions(inst: P10Instance, max_quantity: int) -> list[Action]:
     """``order``, ``produce`` and ``next_day`` (finite, masked) and ``submit_plan``."""
     Comp = Literal[tuple(inst.component_names)]  # type: ignore[valid-type]
@@ -327,6 +333,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
         self.sim = SupplySim(inst)
         self._forget_reference()
         self._goals = [_packaged(k) for k in TENTHS]
+        self._obs_static = {"price": _amounts(inst.prices), "lead_time": _amounts([s.lead_time for s in inst.suppliers])}
         self._restart()
 
     def _restart(self) -> None:
@@ -369,19 +376,18 @@ class SupplyChainEnv(DisruptedRealmEnv):
                         shortage[s, c] = 1
             else:
                 breakdown[STAGES.index(d.facility)] = 1
-        f32 = lambda v: np.clip(np.asarray(v, dtype=np.float32), 0, MAX_AMOUNT)  # noqa: E731
         return {
-            "day": f32([sim.day]),
-            "budget_left": f32([max(0, sim.budget_left())]),
-            "demand_left": f32([max(0, sim.shortfall())]),
-            "on_hand": f32(sim.on_hand),
-            "stage_stock": f32([sim.stock[0], sim.stock[1], sim.delivered]),
-            "made_today": f32(sim.made_today),
+            "day": _amounts([sim.day]),
+            "budget_left": _amounts([max(0, sim.budget_left())]),
+            "demand_left": _amounts([max(0, sim.shortfall())]),
+            "on_hand": _amounts(sim.on_hand),
+            "stage_stock": _amounts([sim.stock[0], sim.stock[1], sim.delivered]),
+            "made_today": _amounts(sim.made_today),
             "arrivals": arrivals,
-            "supplier_left": f32([[sim.supplier_left(s, c) for c in range(C)] for s in range(S)]),
-            "facility_left": f32([sim.facility_left(k) for k in range(3)]),
-            "price": f32(inst.prices),
-            "lead_time": f32([s.lead_time for s in inst.suppliers]),
+            "supplier_left": _amounts([[sim.supplier_left(s, c) for c in range(C)] for s in range(S)]),
+            "facility_left": _amounts([sim.facility_left(k) for k in range(3)]),
+            "price": self._obs_static["price"].copy(),
+            "lead_time": self._obs_static["lead_time"].copy(),
             "shortage": shortage,
             "breakdown": breakdown,
             "action_mask": self.action_masks().astype(np.int8),
@@ -432,7 +438,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
         mask[self._flat_next] = True
         for c in range(len(self.instance.components)):
             for s in range(len(self.instance.suppliers)):
-                left = sim.order_useful(c, s)[0]
+                left = sim.order_room(c, s)
                 for q in LEVELS:
                     if q <= left:
                         mask[self._flat_order[c, s, q]] = True

@@ -226,6 +226,21 @@ class SupplySim:
             return 0, f"the demand needs no more {self.inst.components[c].name}"
         return min(left, need), ""
 
+    def order_room(self, c: int, s: int) -> int:
+        """:meth:`order_useful`'s amount alone (the mask's hot path: the same rules, no
+        reasons built)."""
+        inst = self.inst
+        eta = self.day + inst.suppliers[s].lead_time
+        if self.done or eta > inst.last_arrival(c) or eta > inst.end_day - PACKAGING:
+            return 0
+        left = self.supplier_left(s, c)
+        price = inst.prices[s][c]
+        if price > 0:
+            left = min(left, self.budget_left() // price)
+        if left <= 0:
+            return 0
+        return max(0, min(left, self.still_needed(c)))
+
     def produce_useful(self, k: int) -> tuple[int, str]:
         """:meth:`produce_limit` narrowed to what can still be packaged by the plan's last day."""
         left, why = self.produce_limit(k)
