@@ -290,7 +290,8 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     def _use_instance(self, inst: P7Instance) -> None:
         self.instance = inst
         self._forget_reference()
-        self._need = np.array([[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))], np.float32)
+        self._need_rows = [[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))]
+        self._need = np.array(self._need_rows, np.float32)
         self._travel = np.array(inst.one_way, dtype=np.float32)
         self._relief_goals = [_relief(pct) for pct in RELIEF_MILESTONES]
         self._total_points = inst.total_points
@@ -343,9 +344,9 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         sim = self.sim
         q = sim.send_load(v, r, resource)
         trip = sim.depart(v, r, {resource: q})
-        self._attempted.append(sim.plan()["trips"][-1])
-        self._events.append(f"{self.instance.vehicle_ids[v]} leaves at {hhmm(trip.depart)} with {q} {resource} for "
-                            f"{self.instance.region_ids[r]}, arrives {hhmm(trip.arrive)}, back {hhmm(trip.back)}")
+        self._attempted.append(sim.trip_entry(sim.trips[-1]))  # sim.plan()'s last trip
+        self._events.append(f"{self.instance.vehicles[v].id} leaves at {hhmm(trip.depart)} with {q} {resource} for "
+                            f"{self.instance.regions[r].id}, arrives {hhmm(trip.arrive)}, back {hhmm(trip.back)}")
         self._settle()
 
     def _wait(self, v: int) -> None:
@@ -419,7 +420,8 @@ class DisasterReliefEnv(DisruptedRealmEnv):
             "travel": static["travel"].copy(),
             "stock": _capped([sim.stock[k] for k in RESOURCES]),
             "need": static["need"].copy(),
-            "remaining": _capped([[sim.remaining(r, k) for k in RESOURCES] for r in range(R)]),
+            "remaining": _capped([[max(0, n - sent[k]) for n, k in zip(need, RESOURCES)]  # sim.remaining
+                                  for need, sent in zip(self._need_rows, sim.committed)]),
             "received_on_time": _capped([[sim.on_time[r][k] for k in RESOURCES] for r in range(R)]),
             "received_late": _capped([[sim.late[r][k] for k in RESOURCES] for r in range(R)]),
             "deadline": static["deadline"].copy(),
@@ -500,8 +502,11 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _nothing_cost(self) -> float:
         """The cost of sending nothing (every need unmet, no minutes): the checker's price of
-        the empty plan, the baseline of :meth:`_optimality`."""
-        return check_plan(self.instance, {"trips": []}, self.faced_schedule()).cost
+        the empty plan, the baseline of :meth:`_optimality` (once per faced schedule)."""
+        schedule = self.faced_schedule()
+        return self._per_instance(
+            "nothing_cost", lambda: check_plan(self.instance, {"trips": []}, schedule).cost, *schedule
+        )
 
     def _optimality(self) -> float:
         """The avoidable part: ``(nothing - cost) / (nothing - best known)`` clipped to [0, 1]
@@ -538,7 +543,8 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         inst = self.instance
         if len(inst.vehicles) < 2:
             return NOT_APPLICABLE, None
-        solo = solo_reference(inst, self.faced_schedule()).bound
+        schedule = self.faced_schedule()
+        solo = self._per_instance("solo", lambda: solo_reference(inst, schedule).bound, *schedule)
         return coordination(verdict.cost, verdict.feasible, solo, self.reference.measure, len(inst.vehicles)), solo
 
     def _refused(self, verdict: ReliefCheck) -> list[dict[str, Any]]:

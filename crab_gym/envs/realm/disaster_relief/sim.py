@@ -319,9 +319,14 @@ class ReliefSim:
 
     def plan(self) -> dict[str, Any]:
         """The trips made, as ``submit_plan`` arguments."""
-        inst = self.inst
-        return {"trips": [{"vehicle": inst.vehicle_ids[t.vehicle], "region": inst.region_ids[t.region],
-                           "load": dict(t.load), "depart": t.depart} for t in self.trips]}
+        vehicle_ids, region_ids = self.inst.vehicle_ids, self.inst.region_ids
+        return {"trips": [self.trip_entry(t, vehicle_ids, region_ids) for t in self.trips]}
+
+    def trip_entry(self, t: Trip, vehicle_ids: list[str] | None = None, region_ids: list[str] | None = None) -> dict[str, Any]:
+        """One trip as a ``submit_plan`` entry (the ids lists, when the caller has them)."""
+        vehicle_ids = self.inst.vehicle_ids if vehicle_ids is None else vehicle_ids
+        region_ids = self.inst.region_ids if region_ids is None else region_ids
+        return {"vehicle": vehicle_ids[t.vehicle], "region": region_ids[t.region], "load": dict(t.load), "depart": t.depart}
 
     def allocations(self) -> dict[str, dict[str, int]]:
         """REALM's shape: units sent to each region per resource."""
