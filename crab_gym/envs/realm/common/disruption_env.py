@@ -201,7 +201,9 @@ class DisruptedRealmEnv(RealmEnv):
         """``disruptions`` fired since the last ``info`` (as JSON) and ``active_disruptions``
         (in force now, in words)."""
         fired, self._fired = self._fired, []
-        return {"disruptions": fired, "active_disruptions": [d.describe() for d in self._active_disruptions()]}
+        active = self._active_disruptions()  # frozen models: their words are worked out once
+        words = self._per_instance("active_words", lambda: [d.describe() for d in active], *active)
+        return {"disruptions": fired, "active_disruptions": list(words)}
 
     def _unpause(self) -> None:
         """The agent acted: a plan paused by a disruption no longer waits."""

@@ -87,12 +87,17 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
 
     def _get_obs(self) -> dict[str, Any]:
         obs = super()._get_obs()
+        active = self._active_disruptions()  # frozen models: their roads are worked out once
+        obs["disrupted_roads"] = self._per_instance("struck_roads", lambda: self._road_flags(active), *active).copy()
+        return obs
+
+    def _road_flags(self, active: list[Any]) -> np.ndarray:
+        """1 on every directed road ``(i, j)`` an ``active`` disruption strikes."""
         flags = np.zeros((len(self.places()),) * 2, dtype=np.int8)  # type: ignore[attr-defined]
-        for d in self._active_disruptions():
+        for d in active:
             for i, j in self._struck_roads(d):
                 flags[i, j] = 1
-        obs["disrupted_roads"] = flags
-        return obs
+        return flags
 
     def _extra_info(self) -> dict[str, Any]:
         return {**super()._extra_info(), **self._fired_info(), **self._pause_info()}
