@@ -352,8 +352,8 @@ class ThanksgivingEnv(RealmEnv):
         )
         obs["task_end"] = times([k.cooked[t].end if t in k.cooked else None for t in inst.task_ids])
         obs["member_landing"] = times([k.known_landing(m) if m in inst.travellers else None for m in inst.member_ids])
-        obs["member_home_at"] = times([k.expected_home(m) for m in inst.member_ids])
-        obs["member_busy_until"] = clipped([k.busy_until(m) for m in inst.member_ids], 0, DAY)
+        obs["member_home_at"] = times(k.expected_homes(inst.member_ids))
+        obs["member_busy_until"] = clipped(k.busy_untils(inst.member_ids), 0, DAY)
         obs["car_free_at"] = clipped([k.known_free_at(c) for c in inst.car_ids], 0, DAY)
         obs["car_at_airport"] = np.array(
             [k.car_place(c) == "airport" and k.car_free_at(c) <= k.now for c in inst.car_ids], dtype=np.int8

@@ -18,6 +18,7 @@ state (a car's trips, a cook's tasks) is kept by stable actor id for the multi-a
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +125,22 @@ class Kitchen:
         """When ``member`` is home as far as the family knows now (None: not fetched yet)."""
         trip = self.trip_of(member)
         return self.home_at(member) if trip is None else self.known_times(trip)[1]
+
+    def expected_homes(self, members: Sequence[str]) -> list[int | None]:
+        """:meth:`expected_home` of each of ``members``, finding the trips in one pass (the
+        observation asks for every member on every step)."""
+        trip_of: dict[str, Trip] = {}
+        for t in self.trips:
+            for m in t.members:
+                trip_of.setdefault(m, t)  # the first trip, as trip_of() finds it
+        return [self.home_at(m) if m not in trip_of else self.known_times(trip_of[m])[1] for m in members]
+
+    def busy_untils(self, cooks: Sequence[str]) -> list[int]:
+        """:meth:`busy_until` of each of ``cooks``, in one pass over the tasks cooked."""
+        ends: dict[str, int] = {}
+        for c in self.cooked.values():
+            ends[c.cook] = max(ends.get(c.cook, c.end), c.end)
+        return [ends.get(cook, self.inst.start_time) for cook in cooks]
 
     def is_home(self, member: str) -> bool:
         at = self.home_at(member)
