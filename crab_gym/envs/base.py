@@ -123,7 +123,9 @@ class CrabEnv(gym.Env):
         return {}, {}
 
     def _action_mask(self) -> np.ndarray:
-        """Legal finite choices, aligned with ``self.codec``'s flat index."""
+        """Legal finite choices, aligned with ``self.codec``'s flat index. Computed once per
+        state (kept in ``_cache["mask"]``, dropped by ``reset``, a valid step and a step that
+        raised): code that changes the state anywhere else must drop it too."""
         return np.ones(self.codec.n_flat, dtype=bool)
 
     def _extra_info(self) -> dict[str, Any]:
