@@ -550,7 +550,15 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     # ================================================================== results
     def _check(self) -> Any:
-        return check_plan(self.instance, self.sim.fired, oracle.plan_arguments(self.sim))
+        """The independent checker's verdict on the plan so far, once per plan (the reward,
+        the feasibility and the metrics of an episode's end all ask for it; orders, runs and
+        disruptions are only ever appended)."""
+        sim = self.sim
+        key = (sim, len(sim.orders), len(sim.runs), len(sim.fired))
+        known = self._cache.get("verdict")
+        if known is None or known[0][0] is not sim or known[0][1:] != key[1:]:
+            known = self._cache["verdict"] = (key, check_plan(self.instance, sim.fired, oracle.plan_arguments(sim)))
+        return known[1]
 
     def _solution(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
@@ -566,7 +574,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
         sim, inst, ref = self.sim, self.instance, self.reference
         verdict = self._check()
         cost = float(sim.cost())
-        solo = solo_cost(inst, sim.fired)
+        solo = self._per_instance("solo", lambda: solo_cost(inst, sim.fired), *sim.fired)
         adaptation, adapt_ref = self._adaptation(cost, verdict.feasible)
         return {
             "planning_quality": verdict.metrics["planning_quality"],
