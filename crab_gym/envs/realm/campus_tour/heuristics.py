@@ -23,6 +23,10 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
+from crab_gym.envs.realm.common.policy_fit import EnvFit
+
+#: The env the policy reads.
+FIT = EnvFit("InsertionTourPolicy", "crab_gym.envs.realm.campus_tour.env.CampusTourEnv", ("Realm-P1-v0",))
 
 
 def _route_ok(inst: P1Instance, route: list[int], travel: list[list[int]], budget: float) -> tuple[bool, int]:
@@ -104,11 +108,13 @@ class InsertionTourPolicy:
     name = "p1_insertion"
 
     def __init__(self, env: gym.Env) -> None:
+        FIT.check(env)
         self.env = env
         self._route: list[str] = []
 
     def reset(self, env: gym.Env | None = None) -> None:
         if env is not None:
+            FIT.check(env)
             self.env = env
         self._route = []
 

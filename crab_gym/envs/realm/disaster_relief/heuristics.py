@@ -9,7 +9,11 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
+
+#: The env the greedy policy reads (its ``sim`` and ``instance``).
+FIT = EnvFit("GreedyReliefPolicy", "crab_gym.envs.realm.disaster_relief.env.DisasterReliefEnv", ("Realm-P7-v0",))
 
 
 def best_send(sim: ReliefSim, v: int) -> tuple[int, str] | None:
@@ -25,8 +29,8 @@ def best_send(sim: ReliefSim, v: int) -> tuple[int, str] | None:
 
 
 def greedy_action(env: gym.Env) -> dict[str, Any]:
-    """The greedy tool call for the first vehicle free now."""
-    base = env.unwrapped
+    """The greedy tool call for the first vehicle free now (a P7 env, wrapped or not)."""
+    base = FIT.check(env)
     sim, inst = base.sim, base.instance
     v = sim.acting()[0]
     pick = best_send(sim, v)
@@ -42,10 +46,12 @@ class GreedyReliefPolicy:
     name = "p7_greedy"
 
     def __init__(self, env: gym.Env) -> None:
+        FIT.check(env)
         self.env = env
 
     def reset(self, env: gym.Env | None = None) -> None:
         if env is not None:
+            FIT.check(env)
             self.env = env
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> dict[str, Any]:

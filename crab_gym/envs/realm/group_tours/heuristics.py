@@ -16,8 +16,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.sim import Schedule
+
+#: The env the policy reads.
+FIT = EnvFit("EarliestStartPolicy", "crab_gym.envs.realm.group_tours.env.GroupToursEnv", ("Realm-P2-v0",))
 
 
 class EarliestStartPolicy:
@@ -26,10 +30,12 @@ class EarliestStartPolicy:
     name = "p2_earliest_start"
 
     def __init__(self, env: gym.Env) -> None:
+        FIT.check(env)
         self.env = env
 
     def reset(self, env: gym.Env | None = None) -> None:
         if env is not None:
+            FIT.check(env)
             self.env = env
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> dict:

@@ -37,6 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit, observation_fit_error
+
+#: The env the rules act on, and the observation keys they read.
+JOBSHOP_ENV = "crab_gym.envs.realm.jobshop.env.JobShopEnv"
+OBS_KEYS = ("action_mask", "done", "lower_bound", "processing_time")
+
 
 def _next_op_arrays(obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(done as bool, durations, operations done per job, duration of each job's next op)."""
@@ -93,13 +99,23 @@ class DispatchingRule:
         self.name = name
         self.scores = scores
         self.description = doc
+        self.fit = EnvFit(f"dispatching rule {name}", JOBSHOP_ENV, ("Realm-P11-v0",))
 
     def select(self, observation: dict[str, np.ndarray], mask: np.ndarray | None = None) -> int:
-        legal = np.asarray(observation["action_mask"] if mask is None else mask, dtype=bool)
-        if not legal.any():
-            return 0
-        keyed = np.where(legal, self.scores(observation), np.inf)
+        try:
+            legal = np.asarray(observation["action_mask"] if mask is None else mask, dtype=bool)
+            if not legal.any():
+                return 0
+            keyed = np.where(legal, self.scores(observation), np.inf)
+        except (KeyError, IndexError, TypeError):  # no cost on the way a P11 observation takes
+            self._check_observation(observation)
+            raise
         return int(np.argmin(keyed))
+
+    def _check_observation(self, observation: Any) -> None:
+        """A PolicyFitError if ``observation`` is not a P11 observation (one that lacks a key)."""
+        if not isinstance(observation, dict) or not set(OBS_KEYS) <= set(observation):
+            raise observation_fit_error(self.fit.policy, self.fit.acts_on, OBS_KEYS, observation) from None
 
     def __call__(self, observation: dict[str, np.ndarray], info: Any = None, *, mask: np.ndarray | None = None) -> dict:
         if mask is None and isinstance(info, np.ndarray):
@@ -107,7 +123,9 @@ class DispatchingRule:
         return {"name": "dispatch", "arguments": {"job": self.select(observation, mask)}}
 
     def reset(self, env: Any = None) -> None:
-        """Rules keep no state between episodes."""
+        """Rules keep no state between episodes; ``env`` (if given) must be a P11 env."""
+        if env is not None:
+            self.fit.check(env)
 
     def __repr__(self) -> str:
         return f"DispatchingRule({self.name})"

@@ -12,7 +12,15 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.ridesharing.sim import RideSim
+
+#: The env :func:`greedy_action` reads (checked once per env class).
+FIT = EnvFit(
+    "ridesharing.heuristics.greedy_action",
+    "crab_gym.envs.realm.ridesharing.env.RideSharingEnv",
+    ("Realm-P3-v0", "Realm-P4-v0"),
+)
 
 
 def greedy_choice(sim: RideSim, v: int) -> int | None:
@@ -55,7 +63,7 @@ def greedy_completion(sim: RideSim) -> dict[int, list[int]]:
 
 def greedy_action(env: gym.Env) -> dict[str, Any]:
     """The greedy tool call for the current state of a Realm-P3/P4 env (wrapped or not)."""
-    base = env.unwrapped
+    base = FIT.check(env)
     sim = base.sim
     acting = sim.acting()
     if not acting:

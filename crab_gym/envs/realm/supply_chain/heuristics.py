@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.supply_chain.env import LEVELS
 from crab_gym.envs.realm.supply_chain.model import STAGES
 
 #: Stages in the order the greedy policy runs them each day (downstream first, so that a
 #: unit does not move two stages in one day, which the model forbids anyway).
 _STAGE_ORDER = (2, 1, 0)
+
+#: The env :func:`greedy_action` reads (checked once per env class).
+FIT = EnvFit(
+    "supply_chain.heuristics.greedy_action",
+    "crab_gym.envs.realm.supply_chain.env.SupplyChainEnv",
+    ("Realm-P10-v0",),
+)
 
 
 def _largest_level(levels: tuple[int, ...], most: int) -> int | None:
@@ -38,7 +46,7 @@ def _landed(inst: Any, day: int, s: int, c: int) -> float:
 
 def greedy_action(env: Any) -> dict[str, Any]:
     """The greedy policy's next action in ``env`` (a Realm-P10-v0 env, possibly wrapped)."""
-    base = env.unwrapped
+    base = FIT.check(env)
     sim, inst = base.sim, base.instance
     for k in _STAGE_ORDER:
         q = _largest_level(LEVELS, sim.produce_useful(k)[0])

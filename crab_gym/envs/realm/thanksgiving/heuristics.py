@@ -18,8 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
+
+#: The env :func:`greedy_action` reads (checked once per env class).
+FIT = EnvFit(
+    "thanksgiving.heuristics.greedy_action",
+    "crab_gym.envs.realm.thanksgiving.env.ThanksgivingEnv",
+    ("Realm-P6-v0", "Realm-P9-v0"),
+)
 
 
 def chain_lengths(inst: ThanksgivingInstance) -> dict[str, int]:
@@ -82,5 +90,5 @@ def greedy_play(k: Kitchen, max_steps: int = 10_000) -> Kitchen:
 
 def greedy_action(env: Any) -> dict[str, Any]:
     """The greedy decision for a Realm-P6/P9 env, as a tool call."""
-    name, args = greedy_choice(env.unwrapped.kitchen)
+    name, args = greedy_choice(FIT.check(env).kitchen)
     return {"name": name, "arguments": args}

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from crab_gym.envs.realm.common.policy_fit import EnvFit
 from crab_gym.envs.realm.wedding.sim import WAITING, WeddingSim
+
+#: The env :func:`greedy_action` reads (checked once per env class).
+FIT = EnvFit(
+    "wedding.heuristics.greedy_action",
+    "crab_gym.envs.realm.wedding.env.WeddingEnv",
+    ("Realm-P5-v0", "Realm-P8-v0"),
+)
 
 
 def greedy_choice(sim: WeddingSim, v: int) -> tuple[str, int | None]:
@@ -62,7 +70,7 @@ def greedy_completion(sim: WeddingSim) -> dict[int, list[int]]:
 
 def greedy_action(env: Any) -> dict[str, Any]:
     """The greedy move in a Realm-P5/P8 env, as a tool call (for the CLI's policy registry)."""
-    base = env.unwrapped
+    base = FIT.check(env)
     sim = base.sim
     v = sim.acting()[0]
     kind, stop = greedy_choice(sim, v)
