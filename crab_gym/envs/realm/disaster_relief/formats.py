@@ -170,8 +170,19 @@ def _vehicles(data: dict, source: str) -> list[Vehicle]:
             _fill(source, f"{f}.location", f"{where!r} is not a known place; the vehicle starts at the base")
         if capacity != int(capacity):
             _fill(source, f"{f}.capacity", f"{capacity:g} rounded down to {int(capacity)}")
-        out.append(Vehicle(id=vid, type=str(item.get("type") or "vehicle"), capacity=int(capacity), speed_kmh=kmh))
+        out.append(Vehicle(id=vid, type=_vehicle_type(item, source, f), capacity=int(capacity), speed_kmh=kmh))
     return out
+
+
+def _vehicle_type(item: dict, source: str, field: str) -> str:
+    """A vehicle's ``type`` (a name: it labels the vehicle), ``"vehicle"`` when missing (reported)."""
+    if "type" not in item:
+        _fill(source, f"{field}.type", "missing; used 'vehicle'")
+        return "vehicle"
+    kind = item["type"]
+    if not isinstance(kind, str) or not kind.strip():
+        raise InstanceFormatError(source, f"expected a non-empty name, got {kind!r}", field=f"{field}.type")
+    return kind
 
 
 def _disruptions(data: dict, source: str, region_ids: list[str]) -> list[Any]:

@@ -11,6 +11,7 @@ input raises an :class:`InstanceFormatError` naming the file and the field.
 
 from __future__ import annotations
 
+import graphlib
 import math
 import warnings
 from pathlib import Path
@@ -237,7 +238,7 @@ def _filled_components(
 def _check_dependencies(deps: Any, names: list[str], source: str) -> None:
     """Upstream's ``dependencies`` are pairs ``[before, after]`` over components and stages;
     the model's stage order (components -> assembly -> testing -> packaging) already holds
-    them, so they are only checked."""
+    them, so they are only checked: known names, no cycle, nothing against that order."""
     if not isinstance(deps, list):
         raise InstanceFormatError(source, "expected a list of [before, after] pairs", field="dependencies")
     known = set(names) | set(STAGES)
@@ -248,6 +249,24 @@ def _check_dependencies(deps: Any, names: list[str], source: str) -> None:
             if x not in known:
                 raise InstanceFormatError(source, f"{x!r} is neither a component nor a stage",
                                           field=f"dependencies[{i}]")
+    _check_no_cycle(deps, source)
+    rank = {**dict.fromkeys(names, 0), **{stage: k + 1 for k, stage in enumerate(STAGES)}}
+    for i, (before, after) in enumerate(deps):
+        if rank[before] >= rank[after]:
+            raise InstanceFormatError(source, f"{before!r} before {after!r} contradicts the model's order (components, "
+                                      f"then {', then '.join(STAGES)})", field=f"dependencies[{i}]")
+
+
+def _check_no_cycle(deps: list[list[str]], source: str) -> None:
+    """No chain of ``[before, after]`` pairs leads back to where it started."""
+    order: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+    for before, after in deps:
+        order.add(after, before)
+    try:
+        order.prepare()
+    except graphlib.CycleError as exc:
+        loop = exc.args[1]
+        raise InstanceFormatError(source, f"the pairs form a cycle: {' -> '.join(loop)}", field="dependencies") from None
 
 
 def _disruptions(raw: Any, names: list[str], first_arrival: int, source: str) -> list[Any]:

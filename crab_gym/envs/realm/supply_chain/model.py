@@ -100,9 +100,9 @@ class Supplier(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    supplier_id: str
+    supplier_id: str = Field(min_length=1)
     location: str = ""
-    lead_time: NonNegInt
+    lead_time: Annotated[int, Field(ge=0, le=MAX_DAYS, description="days; at most the longest plan")]
     cost_multiplier: Annotated[float, Field(gt=0.0, le=1000.0, allow_inf_nan=False)] = 1.0
     capacity: dict[str, NonNegInt]
 

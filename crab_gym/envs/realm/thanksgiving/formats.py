@@ -67,6 +67,14 @@ def _count(value: Any, source: str, field: str, low: int = 1) -> int:
     return int(value)
 
 
+def _id(value: Any, source: str, field: str) -> str:
+    """An id as text, not empty: ids name agents and the values of the actions' enums."""
+    text = str(value)
+    if not text.strip():
+        raise InstanceFormatError(source, f"expected a non-empty id, got {value!r}", field=field)
+    return text
+
+
 def _list(data: dict, key: str, source: str) -> list:
     if key not in data:
         raise InstanceFormatError(source, "missing required key", field=key)
@@ -103,7 +111,7 @@ def _flights(data: dict, source: str) -> list[Flight]:
     out = []
     for fid, f in raw.items():
         f = _object(f, source, f"flights.{fid}", ("arrival_time",))
-        out.append(Flight(flight_id=str(fid), arrival=clock_minutes(f["arrival_time"], source, f"flights.{fid}.arrival_time")))
+        out.append(Flight(flight_id=_id(fid, source, f"flights.{fid}"), arrival=clock_minutes(f["arrival_time"], source, f"flights.{fid}.arrival_time")))
     return out
 
 
@@ -126,7 +134,7 @@ def _members(data: dict, source: str, tasks: list[str], flights: set[str]) -> li
             raise InstanceFormatError(source, f"arrives at the airport on an unknown flight {flight!r}", field=f"{base}.flight")
         if arrival == "home" and flight is not None:
             raise InstanceFormatError(source, f"is home from the start yet names flight {flight!r}", field=f"{base}.flight")
-        out.append(Member(member_id=str(m["id"]), skills=list(skills), flight=flight))
+        out.append(Member(member_id=_id(m["id"], source, f"{base}.id"), skills=list(skills), flight=flight))
     return out
 
 
@@ -138,7 +146,7 @@ def _cars(data: dict, source: str) -> list[Car]:
         place = v.get("location", "home")
         if place not in ("home", "airport"):
             raise InstanceFormatError(source, f"expected 'home' or 'airport', got {place!r}", field=f"{base}.location")
-        out.append(Car(car_id=str(v["id"]), seats=_count(v["capacity"], source, f"{base}.capacity"), start=place))
+        out.append(Car(car_id=_id(v["id"], source, f"{base}.id"), seats=_count(v["capacity"], source, f"{base}.capacity"), start=place))
     return out
 
 
@@ -194,7 +202,12 @@ def from_upstream(data: Any, source: str) -> ThanksgivingInstance:
     members = _members(data, source, task_ids, {f.flight_id for f in flights})
     cons = _object(data.get("constraints", {}), source, "constraints", ())
     deadline = clock_minutes(cons.get("dinner_deadline", "18:00"), source, "constraints.dinner_deadline")
-    capacity = _count(cons.get("kitchen_capacity", len(members)), source, "constraints.kitchen_capacity")
+    capacity = _count(cons.get("kitchen_capacity", min(len(members), len(task_ids))), source,
+                      "constraints.kitchen_capacity")
+    if capacity > len(task_ids):
+        _repair(source, f"kitchen_capacity {capacity} is above the number of cooking tasks ({len(task_ids)}); "
+                        f"read as {len(task_ids)}, since no more tasks can run at once")
+        capacity = len(task_ids)
     if "max_cooks" in cons:
         cooks = _count(cons["max_cooks"], source, "constraints.max_cooks")
         if cooks < capacity:

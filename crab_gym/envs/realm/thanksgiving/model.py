@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from crab_gym.envs.realm.common.errors import FieldProblem
+from crab_gym.envs.realm.common.errors import FieldProblem, RealmRepairWarning
 from crab_gym.envs.realm.common.limits import NonNegInt, PosInt
 from crab_gym.envs.realm.common.uniqueness import check_unique
 
@@ -59,27 +60,27 @@ HOME, AIRPORT = "home", "airport"
 
 class Car(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    car_id: str
+    car_id: str = Field(min_length=1)
     seats: PosInt = Field(description="passengers a trip carries (the driver is not counted)")
     start: Literal["home", "airport"] = Field(default=HOME, description="where the car is at start_time")
 
 
 class Member(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    member_id: str
+    member_id: str = Field(min_length=1)
     skills: list[str] = Field(default_factory=list, description="the tasks this member can cook")
     flight: str | None = Field(default=None, description="the flight they arrive on; None: home from the start")
 
 
 class Flight(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    flight_id: str
+    flight_id: str = Field(min_length=1)
     arrival: NonNegInt = Field(description="scheduled landing, minute from midnight")
 
 
 class Task(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    task_id: str
+    task_id: str = Field(min_length=1)
     duration: PosInt = Field(description="minutes")
     oven: bool = Field(default=False, description="uses the oven (one oven task at a time)")
 
@@ -110,13 +111,28 @@ class ThanksgivingInstance(BaseModel):
     deadline: NonNegInt = Field(default=18 * 60, description="dinner deadline, minute from midnight (soft: each "
                                 "minute late costs LATE_WEIGHT more)")
     travel_minutes: PosInt = Field(description="home <-> airport, one way")
-    kitchen_capacity: PosInt = Field(description="tasks that may run at once")
+    kitchen_capacity: PosInt = Field(description="tasks that may run at once (at most the number of tasks)")
     cars: list[Car] = Field(min_length=1)
     members: list[Member] = Field(min_length=1)
     flights: list[Flight] = Field(min_length=1)
     tasks: list[Task] = Field(min_length=1)
     dependencies: list[tuple[str, str]] = Field(default_factory=list, description="(before, after) pairs")
     delays: list[FlightDelay] = Field(default_factory=list, description="P9 only; a flight's delays add up")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kitchen_room(cls, data: Any) -> Any:
+        """A kitchen with more places than there are tasks is read as one place per task: the
+        same kitchen (no more tasks can run at once), and the observation's ``kitchen_free``
+        stays within its bounds (0 .. the number of tasks)."""
+        if not isinstance(data, dict):
+            return data
+        room, tasks = data.get("kitchen_capacity"), data.get("tasks")
+        if type(room) is int and isinstance(tasks, list) and tasks and room > len(tasks):
+            warnings.warn(f"kitchen_capacity {room} is above the number of tasks ({len(tasks)}); read as "
+                          f"{len(tasks)}, since no more tasks can run at once", RealmRepairWarning, stacklevel=2)
+            data = {**data, "kitchen_capacity": len(tasks)}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> ThanksgivingInstance:

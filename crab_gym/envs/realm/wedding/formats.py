@@ -200,7 +200,16 @@ def _constraint_clock(cons: dict, key: str, default: int, source: str) -> int:
     return default
 
 
-def _guests(data: dict, source: str, town: _Town) -> tuple[list[dict], list[dict]]:
+def _arrival(item: dict, source: str, field: str, deadline: int) -> int:
+    """A guest's ``arrival_time``, by the wedding deadline (after it nothing can be served)."""
+    arrival = _clock(item.get("arrival_time"), source, field)
+    if arrival > deadline:
+        raise InstanceFormatError(source, f"the guest lands at {item.get('arrival_time')}, after the wedding deadline "
+                                  f"({deadline // 60:02d}:{deadline % 60:02d})", field=field)
+    return arrival
+
+
+def _guests(data: dict, source: str, town: _Town, deadline: int) -> tuple[list[dict], list[dict]]:
     """The guests who need a ride, and the guests' own cars (a vehicle each, from landing)."""
     guests, vehicles = [], []
     for k, item in enumerate(_list(data, "guests", source)):
@@ -209,7 +218,7 @@ def _guests(data: dict, source: str, town: _Town) -> tuple[list[dict], list[dict
             raise InstanceFormatError(source, "expected an object", field=base)
         gid = _name(item.get("name"), source, f"{base}.name")
         place = town.place(item.get("location"), f"{base}.location")
-        arrival = _clock(item.get("arrival_time"), source, f"{base}.arrival_time")
+        arrival = _arrival(item, source, f"{base}.arrival_time", deadline)
         if item.get("has_car"):
             seats = item.get("car_capacity", 4)
             if not is_number(seats) or too_large(seats) or seats < 2 or seats != int(seats):
@@ -275,7 +284,7 @@ def _fields(data: Any, source: str) -> tuple[dict[str, Any], _Town]:
         raise InstanceFormatError(source, "expected an object", field="constraints")
     photo = _constraint_clock(cons, "photo_time", DEFAULT_PHOTO, source)
     deadline = _constraint_clock(cons, "wedding_deadline", DEFAULT_DEADLINE, source)
-    guests, vehicles = _guests(data, source, town)
+    guests, vehicles = _guests(data, source, town, deadline)
     _add_vehicles(data, source, town, vehicles)
     errands = _errands(data, source, town, cons, deadline)
     fields = {

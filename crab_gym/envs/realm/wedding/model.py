@@ -160,9 +160,21 @@ class WeddingInstance(BaseModel):
                 raise FieldProblem(field, f"{place!r} is not one of the places")
         if self.deadline < self.photo_time:
             raise FieldProblem("deadline", f"minute {self.deadline} is before the photo time ({self.photo_time})")
+        self._check_ready_by_deadline()
         if not self.network.connected():
             raise FieldProblem("roads", "some places cannot be reached from others over the roads")
         return self
+
+    def _check_ready_by_deadline(self) -> None:
+        """A guest lands, and a shop opens, by the deadline: after it nothing can be served,
+        and the routing oracle's time horizon (the deadline plus a day) would not hold the
+        stop (its solver failed at the end of the episode)."""
+        ready = [(f"guests[{k}].arrival", g.arrival, "the guest lands") for k, g in enumerate(self.guests)]
+        ready += [(f"errands[{k}].opens", e.opens, "the shop opens") for k, e in enumerate(self.errands)]
+        for field, minute, what in ready:
+            if minute > self.deadline:
+                raise FieldProblem(field, f"{what} at minute {minute}, after the deadline (minute {self.deadline}), "
+                                   "when every vehicle has ended at the venue")
 
     # -- conveniences -------------------------------------------------------------------
     @cached_property
