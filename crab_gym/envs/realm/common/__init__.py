@@ -23,6 +23,7 @@ module              its job
 ``distances``       reading upstream ``{"a-b": minutes}`` distance maps
 ``clock_hours``     upstream clock hours into minutes from midnight, and hour windows
 ``uniqueness``      names and ids that must not repeat inside an instance
+``policy_fit``      whether a family's heuristic fits the env it is given (``PolicyFitError``)
 ``solver_budget``   how long an oracle may search, by size class or instance size
 ``errors``          ``InstanceFormatError`` (names file and field), ``RealmRepairWarning``
 ``jsonfile``        reading JSON safely (encoding, nesting, huge numbers)
