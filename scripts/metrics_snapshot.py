@@ -29,6 +29,7 @@ import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import list_instances
+from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
 
 
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in (rec, cmp_):
         p.add_argument("--ids", nargs="*", default=None, help="env ids (default: every REALM id)")
     args = parser.parse_args(argv)
-    ids = args.ids or realm_ids()
+    ids = [problem_spec(i).env_id for i in args.ids] if args.ids else realm_ids()  # "P7" or "Realm-P7-v0"
     if args.verb == "record":
         record(ids, args.out)
         return 0
