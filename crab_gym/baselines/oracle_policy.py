@@ -67,7 +67,8 @@ class OraclePolicy:
         """The ``submit_plan`` arguments of the reference plan for ``base``'s instance: the
         env's ``reference.plan`` (every REALM env has one API), else -- a job-shop instance
         with no stored plan -- CP-SAT's best schedule."""
-        ref = getattr(base, "reference", None)
+        solved = getattr(base, "solved_reference", None)  # the policy may wait for a solver; step() may not
+        ref = solved() if callable(solved) else getattr(base, "reference", None)
         if not isinstance(ref, Reference):
             raise TypeError(f"{type(base).__name__} has no oracle plan: OraclePolicy supports the REALM envs")
         if ref.plan:

@@ -147,10 +147,12 @@ def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) ->
 
 def finished_metrics(env: gym.Env, info: Mapping[str, Any]) -> dict[str, Any]:
     """The episode's metrics from its last ``info``, with the work an env deferred out of
-    ``step()`` done now: an env with disruptions leaves its adaptation re-solve to the
-    runner (``adaptation_pending``) and gives it through ``finish_adaptation()``."""
+    ``step()`` done now: an env leaves its adaptation re-solve (``adaptation_pending``) and the
+    solve of a reference nobody shipped or cached (``optimality_pending``: a generated
+    instance) to the runner, and gives them through ``finish_metrics()``."""
     metrics = dict(info.get("metrics", {}) or {})
-    finish = getattr(env.unwrapped, "finish_adaptation", None)
-    if metrics.get("adaptation_pending") and callable(finish):
-        metrics = dict(finish())
-    return metrics
+    if not (metrics.get("adaptation_pending") or metrics.get("optimality_pending")):
+        return metrics
+    base = env.unwrapped
+    finish = getattr(base, "finish_metrics", None) or getattr(base, "finish_adaptation", None)
+    return dict(finish()) if callable(finish) else metrics

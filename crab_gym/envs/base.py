@@ -118,6 +118,14 @@ class CrabEnv(gym.Env):
         """Terminal score in [0, 1]: ``reference_cost / agent_cost``, 0 if infeasible."""
         return 0.0
 
+    def _terminal_optimality(self) -> float:
+        """The optimality term of an episode's last reward (a subclass may defer what it needs)."""
+        return self._optimality()
+
+    def _episode_end_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The metrics and solution reported when an episode ends (:meth:`_final_info`)."""
+        return self._final_info()
+
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(metrics, solution)`` reported in ``info`` at the end of an episode."""
         return {}, {}
@@ -270,8 +278,8 @@ class CrabEnv(gym.Env):
         reward += self.progress_weight * (self.graph.completeness - before)
         if terminated:
             self._terminated = True
-            reward += self.optimality_weight * float(self._optimality())
-            metrics, solution = self._final_info()
+            reward += self.optimality_weight * float(self._terminal_optimality())
+            metrics, solution = self._episode_end_info()
             self._cache.pop("mask", None)  # the final accounting may settle the state
         reward = self._step_reward(name, values, reward)
         return self._get_obs(), float(reward), terminated, False, self._info(

@@ -56,7 +56,7 @@ def test_no_disruption_struck_means_adaptation_does_not_apply():
     inst = generate_p10("small", 3).model_copy(update={"disruptions": []})
     env = SupplyChainEnv(inst)
     env.reset(seed=0)
-    m = submit_until_done(env, {"name": "submit_plan", "arguments": env.reference.plan})["metrics"]
+    m = submit_until_done(env, {"name": "submit_plan", "arguments": env.solved_reference().plan})["metrics"]
     assert m["optimality"] == 1.0 and m["adaptation"] is None and "adaptation" in m
 
 

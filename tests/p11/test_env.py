@@ -231,7 +231,7 @@ def test_default_return_is_progress_plus_optimality():
 
 
 def test_generator_gives_fresh_seeded_instances():
-    env = JobShopEnv(generator={"n_jobs": 5, "n_machines": 4})
+    env = JobShopEnv(generator={"n_jobs": 5, "n_machines": 4}, reference_solve="inline")
     env.reset(seed=11)
     a = env.instance
     env.reset()

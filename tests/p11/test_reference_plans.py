@@ -181,7 +181,7 @@ def test_edited_data_gets_no_stored_plan():
 
 def test_generated_instances_are_solved_visibly(capsys):
     # the default yardstick of a generated instance is the solver's, whose plan the oracle submits
-    env = JobShopEnv(generator=(4, 3))
+    env = JobShopEnv(generator=(4, 3), reference_solve="inline")
     obs, info = env.reset(seed=3)
     obs, reward, terminated, _, info = env.step(OraclePolicy(env)(obs, info))
     assert info["valid"] and terminated and info["metrics"]["optimality"] == 1.0
@@ -244,7 +244,7 @@ def test_instance_swap_updates_the_reference():
 
 def test_generated_instance_is_measured_against_the_solver_or_on_request_its_lower_bound():
     inst = random_instance(5, 4, 7)
-    env = JobShopEnv(inst)
+    env = JobShopEnv(inst, reference_solve="inline")
     env.reset()
     assert reference_plan(inst) is None
     ref = env.reference
@@ -316,7 +316,7 @@ def test_a_given_reference_is_scored_against_and_reported():
 
 def test_an_all_zero_instance_scores_its_only_schedule_as_optimal():
     zeros = JSSPInstance(durations=[[0, 0], [0, 0]], machines=[[0, 1], [1, 0]], name="zeros")
-    env = JobShopEnv(zeros)
+    env = JobShopEnv(zeros, reference_solve="inline")
     env.reset()
     for job in (0, 0, 1, 1):
         _, reward, terminated, _, info = env.step((0, {"job": job}))

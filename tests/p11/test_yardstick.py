@@ -142,10 +142,10 @@ def test_generated_instances_use_the_solver_value_in_both_envs_and_resets_never_
     real = references.solve_jssp
     monkeypatch.setattr(references, "solve_jssp", lambda *a, **k: calls.append(1) or real(*a, **k))
     references._solved.cache_clear()
-    vec = JobShopVectorEnv(2, generator=(4, 3))
+    vec = JobShopVectorEnv(2, generator=(4, 3), reference_solve="inline")
     obs, _ = vec.reset(seed=5)
     assert calls == []  # the solver waits for the first completed episode
-    singles = [JobShopEnv(generator=(4, 3)) for _ in range(2)]
+    singles = [JobShopEnv(generator=(4, 3), reference_solve="inline") for _ in range(2)]
     for i, env in enumerate(singles):
         env.reset(seed=5 + i)
         assert env.instance.same_data(vec.batch.instances[i])

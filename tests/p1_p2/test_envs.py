@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.campus_tour.checker import check_p1
 from crab_gym.envs.realm.campus_tour.env import CampusTourEnv
 from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
@@ -68,14 +69,15 @@ def test_check_env_through_gym_make(env_id, kwargs):
 @pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
 def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
     params = inspect.signature(cls).parameters
-    shared = {"reference": None, "render_mode": None, "invalid_action_penalty": 0.0,
+    shared = {"reference": None, "reference_solve": "deferred", "render_mode": None, "invalid_action_penalty": 0.0,
               "progress_weight": 0.5, "optimality_weight": 0.5}
     assert list(params) == ["instance", "generator", *shared]
     assert {k: params[k].default for k in shared} == shared
     assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in ["generator", *shared])
-    env = cls(render_mode="ansi", invalid_action_penalty=0.25, progress_weight=0.1, optimality_weight=0.9, reference=3)
-    assert (env.render_mode, env.invalid_action_penalty, env.progress_weight, env.optimality_weight) == (
-        "ansi", 0.25, 0.1, 0.9)
+    env = cls(render_mode="ansi", invalid_action_penalty=0.25, progress_weight=0.1, optimality_weight=0.9, reference=3,
+              reference_solve="inline")
+    assert (env.render_mode, env.invalid_action_penalty, env.progress_weight, env.optimality_weight,
+            env.reference_solve) == ("ansi", 0.25, 0.1, 0.9, "inline")
     assert env.reference.value == 3.0
 
 
@@ -251,7 +253,8 @@ def test_p1_small_generated_episode_scores_against_brute_force():
     inst = env.unwrapped.instance
     best, route = brute_force_p1(inst)
     *_, info = env.unwrapped.submit_plan({"route": route})
-    assert info["metrics"]["reference"] == best and info["metrics"]["optimality"] == 1.0
+    metrics = finished_metrics(env, info)  # the runner's metrics
+    assert metrics["reference"] == best and metrics["optimality"] == 1.0
 
 
 # ------------------------------------------------------------------------------ P2 acting
@@ -384,7 +387,8 @@ def test_reference_is_looked_up_again_for_a_new_instance():
     assert env.unwrapped.reference.source == "shipped"
     edited = load_p2("p2_small_01").model_copy(update={"balance_weight": 0})
     env.reset(seed=0, options={"instance": edited})
-    ref = env.unwrapped.reference
+    assert env.unwrapped.reference.status == "PENDING"  # not shipped: not solved by reading it (deferred)
+    ref = env.unwrapped.solved_reference()
     assert ref.source == "solved" and ref.value == brute_force_p2(edited)[0]
     *_, info = env.step({"name": "submit_plan", "arguments": ref.plan})
     assert info["metrics"]["optimality"] == 1.0

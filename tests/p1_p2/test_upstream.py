@@ -7,6 +7,7 @@ import warnings
 import gymnasium as gym
 import pytest
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import load_realm_instance
 from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1, load_p1
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
@@ -183,23 +184,32 @@ def test_envs_accept_an_upstream_path_and_solve_it_once(tmp_path):
     p1_path, p2_path = tmp_path / "p1_tour.json", tmp_path / "p2_groups.json"
     p1_path.write_text(json.dumps(P1_UPSTREAM))
     p2_path.write_text(json.dumps(P2_UPSTREAM))
-    env = gym.make(P1_ID, instance=str(p1_path))
+    route = {"route": ["entrance", "library", "science-lab", "cafeteria", "entrance"]}
+    # the default, reference_solve="deferred": the episode solves nothing, the runner's finish does
+    lazy = gym.make(P1_ID, instance=str(p1_path))
+    lazy.reset(seed=0)
+    *_, lazy_info = lazy.unwrapped.submit_plan(route)
+    assert lazy_info["metrics"]["optimality_pending"] and lazy_info["metrics"]["optimality"] is None
+    assert lazy.unwrapped.reference.status == "PENDING" and not list((tmp_path / "cache").rglob("*.json"))
+    env = gym.make(P1_ID, instance=str(p1_path), reference_solve="inline")
     env.reset(seed=0)
     # entrance-library-science-lab-cafeteria-entrance = 10+12+7+15 minutes of walking
-    *_, info = env.unwrapped.submit_plan({"route": ["entrance", "library", "science-lab", "cafeteria", "entrance"]})
+    *_, info = env.unwrapped.submit_plan(route)
     assert info["metrics"]["feasible"] and info["metrics"]["travel_minutes"] == 44
     assert env.unwrapped.reference.source == "solved"
     # the optimum waits at the cafeteria for 11:30: library-cafeteria-science-lab = 10+8+7+18
     assert brute_force_p1(env.unwrapped.instance)[0] == 43
     assert info["metrics"]["reference"] == 43 and info["metrics"]["optimality"] == pytest.approx(43 / 44)
-    env2 = gym.make(P1_ID, instance=str(p1_path))
+    env2 = gym.make(P1_ID, instance=str(p1_path), reference_solve="inline")
     env2.reset(seed=0)
     assert env2.unwrapped.reference.source == "cache"  # solved once, then on disk
+    assert finished_metrics(lazy, lazy_info) == info["metrics"]  # the deferred episode, finished: the same numbers
 
     env = gym.make(P2_ID, instance=str(p2_path))
     env.reset(seed=0)
     plan = {"assignments": {"guide1": [{"group": "group1", "start": 570}, {"group": "group2", "start": 630}],
                             "guide2": [{"group": "group3", "start": 600}]}}
     *_, info = env.unwrapped.submit_plan(plan)
+    metrics = finished_metrics(env, info)  # the runner's metrics
     # waiting 0 + 30 + 0, loads 2 and 1: imbalance 1 x 30
-    assert info["metrics"]["cost"] == 60 and info["metrics"]["feasible"]
+    assert metrics["cost"] == 60 and metrics["feasible"]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv
@@ -38,7 +39,7 @@ def test_make_with_upstream_path(tmp_path):
     obs, info = env.reset(seed=1)
     assert obs["request_times"].tolist()[1] == [525.0, 565.0, 610.0]  # repaired window, our deadline reading
     _, info = run_greedy(env, seed=1)
-    assert info["metrics"]["constraint_satisfaction"] == 1.0
+    assert finished_metrics(env, info)["constraint_satisfaction"] == 1.0  # the runner's metrics
 
 
 @pytest.mark.parametrize("name", ["p3_small_02", "p3_medium_03", "p3_large_01"])
@@ -141,12 +142,15 @@ def test_busy_vehicle_is_refused_with_a_reason():
 def test_generated_instance_reference_is_solved_once_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
     inst = generate_p3("small", 123)
-    env = RideSharingEnv(inst)
+    lazy = RideSharingEnv(inst)  # the default, reference_solve="deferred": no solve inside the episode
+    _, lazy_info = run_greedy(lazy, seed=0)
+    assert lazy_info["metrics"]["optimality_pending"] and not list(tmp_path.rglob("*.json"))
+    env = RideSharingEnv(inst, reference_solve="inline")
     _, info = run_greedy(env, seed=0)
     assert list((tmp_path / "realm" / "p3").glob("*.json"))  # the common store
     assert 0.0 < info["metrics"]["optimality"] <= 1.0
     assert env.reference.source == "solved"
-    again = RideSharingEnv(inst)
+    again = RideSharingEnv(inst, reference_solve="inline")
     assert again.reference.source == "cache" and again.reference.value == env.reference.value
 
 

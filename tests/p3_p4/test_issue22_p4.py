@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptionEnv
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p4_with_plan
@@ -36,14 +37,14 @@ def old(name: str):
 
 
 def play(env: RideSharingDisruptionEnv, plan: dict) -> dict:
-    """Submit ``plan`` and resubmit what is pending at each pause; the final metrics."""
+    """Submit ``plan`` and resubmit what is pending at each pause; the final metrics (the runner's)."""
     env.reset(seed=0)
     call = {"name": "submit_plan", "arguments": {"assignments": plan}}
     while True:
         *_, done, _, info = env.step(call)
         assert info["valid"], info["error"]
         if done:
-            return info["metrics"]
+            return finished_metrics(env, info)
         call = {"name": "submit_plan", "arguments": {"assignments": info["pending_plan"]}}
 
 

@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing import references
 from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4
@@ -78,12 +79,14 @@ def test_p4_reference_follows_the_disruptions_the_episode_faces(solver_calls, tm
     inst = base.instance
     jam = {"type": "accident", "location": inst.requests[0].pickup, "duration": 300, "delay": 60}
     base.apply_disruption(jam)
-    faced = base.reference  # looked up again: it faces the injected accident now
+    # looked up again, not solved by reading it (reference_solve="deferred"): it waits
+    assert base.reference.status == "PENDING" and solver_calls["p4"] == 0
+    faced = base.solved_reference()  # solved now: it faces the injected accident
     assert faced.source == "solved" and faced.status == "OPTIMAL"  # five requests: enumerated
     assert faced.fingerprint.startswith(inst.fingerprint() + "-")
     assert faced.value > shipped.value and solver_calls["p4"] == 1
     info = play_reference_plan(env)
-    assert info["metrics"]["optimality"] == 1.0
+    assert finished_metrics(env, info)["optimality"] == 1.0  # the runner's metrics
     env.reset(seed=0)  # the injection is gone with the episode
     assert base.reference == shipped
 
@@ -172,7 +175,12 @@ def test_generator_is_seeded_deterministic_and_keeps_its_shape(env_id, generate,
 @pytest.mark.parametrize("env_id", ["Realm-P3-v0", "Realm-P4-v0"])
 def test_generated_references_are_solved_at_the_end_once_and_cached(env_id, solver_calls, tmp_path, monkeypatch):
     monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
-    env = gym.make(env_id, generator={"n_requests": 3, "n_vehicles": 2, "n_locations": 6})
+    # the default, reference_solve="deferred": the episode solves nothing (the runner's finish will)
+    lazy = gym.make(env_id, generator={"n_requests": 3, "n_vehicles": 2, "n_locations": 6})
+    _, lazy_info = run_greedy(lazy, seed=11)
+    assert lazy_info["metrics"]["optimality_pending"] and lazy_info["metrics"]["optimality"] is None
+    assert solver_calls == {"p3": 0, "p4": 0} and not list(tmp_path.rglob("*.json"))
+    env = gym.make(env_id, generator={"n_requests": 3, "n_vehicles": 2, "n_locations": 6}, reference_solve="inline")
     env.reset(seed=11)
     assert solver_calls == {"p3": 0, "p4": 0}
     _, info = run_greedy(env, seed=11)  # the same seed: the same instance again
@@ -181,11 +189,11 @@ def test_generated_references_are_solved_at_the_end_once_and_cached(env_id, solv
     assert ref.source == "solved" and ref.fingerprint.startswith(env.unwrapped.instance.fingerprint())
     assert sum(solver_calls.values()) >= 1
     solved = dict(solver_calls)
-    again = gym.make(env_id, generator={"n_requests": 3, "n_vehicles": 2, "n_locations": 6})
+    again = gym.make(env_id, generator={"n_requests": 3, "n_vehicles": 2, "n_locations": 6}, reference_solve="inline")
     _, info2 = run_greedy(again, seed=11)
     assert again.unwrapped.reference.source == "cache" and solver_calls == solved
     assert info2["metrics"] == info["metrics"]
-    fresh = gym.make(env_id, instance=env.unwrapped.instance)  # the generated instance, given
+    fresh = gym.make(env_id, instance=env.unwrapped.instance, reference_solve="inline")  # the generated instance, given
     fresh.reset(seed=0)
     assert play_reference_plan(fresh)["metrics"]["optimality"] == 1.0
     assert solver_calls == solved

@@ -143,6 +143,8 @@ def test_generator_draws_fresh_instances_and_seed_fixes_everything():
 def test_reference_of_a_generated_instance_is_solved_and_cached():
     inst = generate_p5("small", 11, n_guests=2, n_errands=1, n_vehicles=2)
     env = WeddingEnv(inst)
-    ref = env.reference
+    assert env.reference.status == "PENDING"  # reference_solve="deferred": reading it solves nothing
+    ref = env.solved_reference()
     assert ref.source == "solved" and ref.status == "OPTIMAL" and ref.extra["solo_value"] >= ref.value
-    assert WeddingEnv(inst).reference.source == "cache"
+    assert env.reference is ref  # kept
+    assert WeddingEnv(inst).solved_reference().source == "cache"

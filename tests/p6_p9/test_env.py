@@ -150,7 +150,7 @@ def test_injected_delay_through_the_disruption_wrapper():
     assert obs["member_delay"][inst.member_index[flyer]] == 45
     assert base.kitchen.landing(flyer) == inst.landing(flyer) + 45
     assert [d.delay for d in base.faced_schedule()] == [45]
-    ref, own = base.reference, plain.unwrapped.reference
+    ref, own = base.solved_reference(), plain.unwrapped.solved_reference()
     assert ref.fingerprint != own.fingerprint and ref.source in ("solved", "cache")  # it faces the delay
     assert ref.value >= own.value
     with pytest.raises(Exception, match="unknown flight"):

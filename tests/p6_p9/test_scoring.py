@@ -18,6 +18,7 @@ from ortools.sat.python import cp_model
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.thanksgiving import oracle
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.formats import load_p6, shipped_p6_names, shipped_p9_names
@@ -116,8 +117,8 @@ def test_one_car_and_one_task_at_a_time_earns_no_coordination():
     plan = {"pickups": [{"car": "car1", "member": "kid", "depart": 610}, {"car": "car1", "member": "dad", "depart": 670}],
             "cooking_schedule": [{"task": "pie", "cook": "mom", "start": 600},
                                  {"task": "turkey", "cook": "kid", "start": 670}]}
-    m = _submit(base, plan)["metrics"]
-    assert base.reference.value == pytest.approx(190.6)  # both in one trip at 10:10
+    m = finished_metrics(base, _submit(base, plan))  # the runner's metrics
+    assert base.solved_reference().value == pytest.approx(190.6)  # both in one trip at 10:10
     assert m["feasible"] and m["cost"] == pytest.approx(191.2) and m["solo_cost"] == pytest.approx(191.2)
     assert m["coordination"] == 0.0
     assert m["optimality"] == pytest.approx((300 - 191.2) / (300 - 190.6))  # it keeps the deadline well
@@ -136,9 +137,9 @@ def test_doing_nothing_scores_zero(env_id, name):
 def test_adaptation_does_not_apply_without_a_delay():
     # A P6 dinner in the P9 env: no delay is ever announced (before: adaptation 1.0).
     base = gym.make("Realm-P9-v0", instance=load_p6("p6_small_00")).unwrapped
-    oracle_info = _submit(base, base.reference.plan)
-    assert oracle_info["metrics"]["optimality"] == 1.0 and oracle_info["metrics"]["adaptation"] is None
-    assert _submit(base, NOTHING)["metrics"]["adaptation"] is None
+    best = finished_metrics(base, _submit(base, base.solved_reference().plan))  # the runner's metrics
+    assert best["optimality"] == 1.0 and best["adaptation"] is None
+    assert finished_metrics(base, _submit(base, NOTHING))["adaptation"] is None
 
 
 def _late_instance() -> ThanksgivingInstance:
@@ -151,7 +152,7 @@ def _late_instance() -> ThanksgivingInstance:
 def test_plans_are_ranked_when_no_plan_keeps_the_deadline():
     env = gym.make("Realm-P9-v0", instance=_late_instance())
     base = env.unwrapped
-    ref = base.reference
+    ref = base.solved_reference()
     assert ref.status == "OPTIMAL" and ref.value > 150  # even the best plan is late ...
     assert ref.extra["solo_value"] == pytest.approx(2713.6) and ref.value == pytest.approx(2449.6)
     scores = []
@@ -160,13 +161,13 @@ def test_plans_are_ranked_when_no_plan_keeps_the_deadline():
         for entry in plan["cooking_schedule"]:
             entry["start"] += shift
         info = _submit(base, plan)
-        m = info["metrics"]
+        m = finished_metrics(base, info)  # the runner's metrics
         assert m["feasible"] and m["late_minutes"] > 0 and info["completeness"] < 1.0  # late: no success
         assert m["baseline_cost"] == pytest.approx(2713.6)  # ... so the one-at-a-time afternoon scores 0
         scores.append(m["optimality"])
     # each minute later costs 11: (2713.6 - cost) / (2713.6 - 2449.6)
     assert scores == pytest.approx([1.0, (264.0 - 110) / 264.0, (264.0 - 220) / 264.0])
-    assert _submit(base, NOTHING)["metrics"]["optimality"] == 0.0
+    assert finished_metrics(base, _submit(base, NOTHING))["optimality"] == 0.0
 
 
 def _neighbours(inst: ThanksgivingInstance, plan: dict) -> Iterator[dict]:

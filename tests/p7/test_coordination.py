@@ -127,7 +127,7 @@ def test_the_solo_vehicle_waits_out_a_weather_block(inst):
 @pytest.mark.parametrize(("plan", "expected"), [(GOOD, 1.0), ({"trips": []}, 0.0), (solo_plan(
     P7Instance.model_validate(TWO_DEADLINES), 0), 0.0)])
 def test_the_env_reports_the_same(plan, expected):
-    env = DisasterReliefEnv(TWO_DEADLINES, reference=OPTIMUM, adaptation_reference="oracle")
+    env = DisasterReliefEnv(TWO_DEADLINES, reference=OPTIMUM, adaptation_reference="oracle", reference_solve="inline")
     env.reset(seed=0)
     *_, info = env.step({"name": "submit_plan", "arguments": plan})
     assert info["valid"], info.get("error")

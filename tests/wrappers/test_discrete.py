@@ -14,6 +14,7 @@ from pydantic import Field
 
 import crab_gym  # noqa: F401  (registers the ids)
 from crab_gym.core import action, evaluator
+from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.jobshop.heuristics import SPT, run_rule
 from crab_gym.envs.registration import realm_ids
@@ -302,4 +303,4 @@ def test_maskable_ppo_with_random_disruptions(sb3):
         obs, _, te, tr, info = env.step(policy(obs, info))
         assert info["valid"]
         done = te or tr
-    assert info["metrics"]["cost"] == result.episodes[0]["metrics"]["cost"]
+    assert finished_metrics(env, info)["cost"] == result.episodes[0]["metrics"]["cost"]

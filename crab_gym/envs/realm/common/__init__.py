@@ -28,7 +28,8 @@ module              its job
 ``errors``          ``InstanceFormatError`` (names file and field), ``RealmRepairWarning``
 ``jsonfile``        reading JSON safely (encoding, nesting, huge numbers)
 ``limits``          numeric limits of instance fields
-``cache``           the one on-disk cache root for solved references
+``cache``           the one on-disk cache root for solved references, and ``JsonCache`` (JSON
+                    records by key, in memory and on disk)
 ==================  ===========================================================================
 
 Imports only :mod:`crab_gym.core`, :mod:`crab_gym.envs.base` and :mod:`crab_gym.envs.canvas`.

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import networkx as nx
@@ -25,7 +25,14 @@ from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
-from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
+from crab_gym.envs.realm.common.references import (
+    NOT_APPLICABLE,
+    Reference,
+    SolvePending,
+    deferring_solves,
+    optimality_ratio,
+    solves_deferred,
+)
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).
@@ -232,31 +239,90 @@ class RealmEnv(CrabEnv):
     #: Multi-agent view (``crab_gym.parallel_env``): the action arguments that name the actor
     #: of a flat action (``("vehicle",)``); empty: a single-agent problem.
     agent_arguments: ClassVar[tuple[str, ...]] = ()
+    #: The reference shapes the episode itself, not only its score (P7: its sub-goals are shares
+    #: of the best known relief): it is then looked up at ``reset()`` -- solved there for an
+    #: instance with none shipped or cached -- whatever ``reference_solve`` says.
+    reference_shapes_episode: ClassVar[bool] = False
 
-    def __init__(self, actions: Sequence[Any], *, reference: float | None = None, **kwargs: Any) -> None:
+    def __init__(self, actions: Sequence[Any], *, reference: float | None = None,
+                 reference_solve: Literal["deferred", "inline"] = "deferred", **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
+        if reference_solve not in ("deferred", "inline"):
+            raise ValueError(f'reference_solve must be "deferred" or "inline", got {reference_solve!r}')
+        self.reference_solve = reference_solve
         self._fixed_reference = None if reference is None else float(reference)
         self._reference: Reference | None = None
+        self._reference_pending = False  # no reference at hand without a solve: it waits
+        self._reference_solved = False  # the reference came from a solve or its cache (not shipped)
         self._pending: Any = None
         self._last_event = ""
         self._adaptation_deferred = False  # the finished episode's adaptation solve waits
-        self._finishing_adaptation = False  # finish_adaptation() is running it now
+        self._finishing_adaptation = False  # finish_metrics() is running the deferred solves now
         self._graph_of: tuple[Any, nx.DiGraph] | None = None  # (instance, its graph)
 
     # ------------------------------------------------------------------ the reference
     @property
     def reference(self) -> Reference:
-        """The current instance's reference (looked up or solved on first use, then kept)."""
+        """The current instance's reference (looked up or solved on first use, then kept).
+
+        With ``reference_solve="deferred"`` (the default) a reference that is neither shipped
+        nor cached is not solved here: until :meth:`finish_metrics` solves it, this is the
+        family's provisional yardstick (:meth:`_provisional_reference`)."""
         if self._reference is None:
             if self._fixed_reference is not None:
-                self._reference = Reference.given(self._fixed_reference)
-            else:
-                self._reference = self._solve_reference()
+                self._reference, self._reference_solved = Reference.given(self._fixed_reference), False
+            elif self._reference_pending and self._solves_deferred():
+                return self._waiting_reference()
+            elif not self._look_up_reference(solve=not self._solves_deferred()):
+                return self._waiting_reference()
         return self._reference
+
+    def solved_reference(self) -> Reference:
+        """The reference, solved now if it waits for its solve (``reference_solve="deferred"``):
+        for a policy or a user who wants it before the episode ends (``OraclePolicy`` submits
+        its plan); ``step()`` and ``reset()`` never call it."""
+        if self._reference is None and self._fixed_reference is None:
+            self._look_up_reference(solve=True)
+        return self.reference
+
+    def _look_up_reference(self, solve: bool) -> bool:
+        """Find the reference without a solve (shipped, or cheap to compute), else solve it if
+        ``solve`` (then the reward does not use it: :meth:`_terminal_optimality`); False if it
+        waits for a solve."""
+        try:
+            with deferring_solves():
+                found, solved = self._solve_reference(), False
+        except SolvePending:
+            if not solve:
+                self._reference_pending = True
+                return False
+            found, solved = self._solve_reference(), True
+        self._reference, self._reference_pending, self._reference_solved = found, False, solved
+        return True
 
     def _forget_reference(self) -> None:
         """The instance changed: look its reference up again when next needed."""
         self._reference = None
+        self._reference_pending = self._reference_solved = False
+
+    def _solves_deferred(self) -> bool:
+        """Whether a solve asked for now waits for :meth:`finish_metrics`."""
+        return self.reference_solve == "deferred" and not self._finishing_adaptation
+
+    def _waiting_reference(self) -> Reference:
+        """What stands for a reference that waits for its solve: the provisional yardstick; but
+        where there is none and the episode's end is being scored, :class:`SolvePending`, so that
+        nothing is scored against a missing value."""
+        provisional = self._provisional_reference()
+        if provisional.measure is None and solves_deferred():
+            raise SolvePending("the reference")
+        return provisional
+
+    def _provisional_reference(self) -> Reference:
+        """The yardstick while the reference waits for its solve: none by default (the
+        reward's optimality term is then 0, the metrics say ``optimality_pending``); a family
+        with a bound it gets without a solver returns it (P11: the lower bound)."""
+        return Reference(value=None, status="PENDING", source="pending")
 
     def _solve_reference(self) -> Reference:
         """The reference of the current instance: shipped, cached or solved now."""
@@ -309,6 +375,52 @@ class RealmEnv(CrabEnv):
     def _optimality(self) -> float:
         return optimality_ratio(self.reference.measure, self._agent_cost(), self._plan_feasible())
 
+    def _terminal_optimality(self) -> float:
+        """The optimality term of the last reward. With ``reference_solve="deferred"`` it is
+        measured against a reference found without a solve (shipped, given, or cheap to
+        compute), else against the provisional yardstick (0 where there is none): never a
+        solve inside ``step()``, and the same return for the same plan whatever has been
+        solved or cached before (a reference a solve gave is not used for the reward)."""
+        if not self._solves_deferred():
+            return self._optimality()
+        if self._reference is not None and self._reference_solved:  # finish_metrics() solved it
+            return self._with_reference(self._provisional_reference())
+        try:
+            with deferring_solves():
+                return self._optimality()
+        except SolvePending:
+            return 0.0
+
+    def _with_reference(self, reference: Reference) -> float:
+        """:meth:`_optimality` measured against ``reference`` (0 if it has no measure)."""
+        if reference.measure is None:
+            return 0.0
+        kept = self._reference, self._reference_pending, self._reference_solved
+        self._reference = reference
+        try:
+            return self._optimality()
+        finally:
+            self._reference, self._reference_pending, self._reference_solved = kept
+
+    def _episode_end_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The episode's metrics without a solve inside ``step()``: what needs a solve that
+        waits is None and ``optimality_pending`` says so; :meth:`finish_metrics` fills it in."""
+        if not self._solves_deferred():
+            return self._final_info()
+        try:
+            with deferring_solves():
+                metrics, solution = self._final_info()
+        except SolvePending as waiting:  # a baseline (a solo plan ...) waits for its solve too
+            self._reference_pending = True
+            # the adaptation of an episode a disruption struck is withheld too: it waits for
+            # finish_metrics() (``adaptation`` None alone would read "does not apply")
+            struck = getattr(self, "_adaptation_state", None)
+            self._adaptation_deferred = callable(struck) and struck() is not None
+            return {"optimality_pending": True, "waiting_for": waiting.what}, self._solution()
+        if self._reference_pending:
+            metrics = {**metrics, "optimality": None, "coordination": None, "optimality_pending": True}
+        return metrics, solution
+
     # ------------------------------------------------------------------ steps and resets
     def _begin_step(self) -> None:
         self._last_event = ""
@@ -319,6 +431,9 @@ class RealmEnv(CrabEnv):
     def _reset_state(self, options: dict[str, Any] | None) -> None:
         if not self._next_instance(options):
             self._restart()
+        if self.reference_shapes_episode and self._reference is None and self._fixed_reference is None:
+            # looked up at every reset of the instance, so the reward may use it too
+            self._reference, self._reference_pending, self._reference_solved = self._solve_reference(), False, False
         self._pending = None
         self._last_event = ""
         self._adaptation_deferred = False
@@ -342,6 +457,11 @@ class RealmEnv(CrabEnv):
         memo[name] = (keys, value)
         return value
 
+    def _solution(self) -> dict[str, Any]:
+        """The episode's plan as ``info["solution"]`` reports it (needs no reference: it is
+        reported even while the metrics wait for a solve)."""
+        return {}
+
     def _instance_graph(self, build: Callable[[], nx.DiGraph]) -> nx.DiGraph:
         """``build()``'s sub-goal graph, built once per instance: for a ``_build_graph`` whose
         evaluators depend on the instance only (they read the env they are given), so every
@@ -350,30 +470,42 @@ class RealmEnv(CrabEnv):
             self._graph_of = (self.instance, build())
         return self._graph_of[1]
 
-    # ------------------------------------------------------------------ deferred adaptation
+    # ------------------------------------------------------------------ deferred solves
     # (an env with disruptions defers its re-solve: DisruptedRealmEnv._defer_adaptation in
     # common.disruption_env sets _adaptation_deferred unless _finishing_adaptation)
-    def finish_adaptation(self) -> dict[str, Any]:
-        """Run the adaptation re-solve the finished episode deferred, and return the episode's
-        complete metrics (the last ``info["metrics"]`` with ``adaptation`` and
-        ``adaptation_reference_cost`` filled in, ``adaptation_pending`` False). The evaluation
-        runner (``crab-gym run``, ``Benchmark``, ``check_scoring``) calls it; call it yourself
-        after an episode you stepped by hand. The metrics are the same as with
-        ``adaptation_reference="resolve"``, which runs the solve inside the last ``step()``."""
+    def finish_metrics(self) -> dict[str, Any]:
+        """Run the solves the finished episode deferred -- the adaptation re-solve, the
+        reference (and solo baselines) of an instance that had none shipped or cached -- and
+        return the episode's complete metrics (the last ``info["metrics"]`` with ``optimality``,
+        ``coordination``, ``adaptation`` filled in; ``adaptation_pending`` and
+        ``optimality_pending`` False). The evaluation runner (``crab-gym run``, ``Benchmark``,
+        ``check_scoring``) calls it; call it yourself after an episode you stepped by hand. The
+        metrics are the same as with ``reference_solve="inline"`` and
+        ``adaptation_reference="resolve"``, which solve inside the last ``step()``."""
         if not self._terminated:
-            raise RuntimeError("finish_adaptation() needs a finished episode: step until terminated first")
+            raise RuntimeError("finish_metrics() needs a finished episode: step until terminated first")
         self._finishing_adaptation, self._adaptation_deferred = True, False
+        if self._reference_pending:
+            self._forget_reference()
         try:
+            self.reference  # noqa: B018 - looked up (solved) now, outside any deferral
             metrics, _ = self._final_info()
         finally:
             self._finishing_adaptation = False
+            if self.reference_solve == "deferred":  # what was solved here is not kept for the
+                self._cache.pop("per_instance", None)  # next episodes' deferred lookups
         return self._complete_metrics(metrics)
+
+    def finish_adaptation(self) -> dict[str, Any]:
+        """:meth:`finish_metrics` (its first name, when only the adaptation re-solve waited)."""
+        return self.finish_metrics()
 
     # ------------------------------------------------------------------ the REALM metrics
     def _complete_metrics(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """Every one of the :data:`REALM_METRICS` (None: not applicable) and, in an env with
         disruptions, whether its adaptation re-solve is still pending."""
         out = {**{name: NOT_APPLICABLE for name in REALM_METRICS}, **metrics}
+        out["optimality_pending"] = bool(out.get("optimality_pending", False))
         if getattr(self, "adaptation_mode", None) is not None:
             out["adaptation_pending"] = self._adaptation_deferred
         return out

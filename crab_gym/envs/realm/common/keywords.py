@@ -1,5 +1,5 @@
 """The keywords every REALM env takes after its own, declared once: those of
-:class:`~crab_gym.envs.realm.common.env.RealmEnv` (``reference``) and of
+:class:`~crab_gym.envs.realm.common.env.RealmEnv` (``reference``, ``reference_solve``) and of
 :class:`~crab_gym.envs.base.CrabEnv` (``render_mode``, ``invalid_action_penalty``,
 ``progress_weight``, ``optimality_weight``).
 

@@ -12,11 +12,13 @@ The optimality metric is :func:`optimality_ratio`: ``reference value / agent cos
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -156,6 +158,35 @@ def shipped_records(instance_dir: Path) -> dict[str, dict[str, Any]]:
     return _shipped_records(str(Path(instance_dir) / "references.json"))
 
 
+class SolvePending(Exception):  # noqa: N818 - a signal, not an error: the solve is waiting
+    """A solve was asked for while solves are deferred (:func:`deferring_solves`): the caller
+    goes on without its answer and marks what needs it as pending."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}: its solve is deferred (not shipped, not cached)")
+        self.what = what
+
+
+_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("crab_gym_solves_deferred", default=False)
+
+
+@contextlib.contextmanager
+def deferring_solves(defer: bool = True) -> Iterator[None]:
+    """Inside, a reference or baseline that is neither shipped nor cached raises
+    :class:`SolvePending` instead of running a solver: an env's ``step()`` and ``reset()``
+    run so, and the evaluation runner solves afterwards (``finish_metrics()``)."""
+    token = _DEFERRED.set(defer)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+
+
+def solves_deferred() -> bool:
+    """Whether a solve asked for now would be deferred (:func:`deferring_solves`)."""
+    return _DEFERRED.get()
+
+
 def stored_reference(
     problem: str,
     instance: Any,
@@ -163,11 +194,15 @@ def stored_reference(
     solve: Callable[[Any], Mapping[str, Any]],
 ) -> Reference:
     """The reference of ``instance``: shipped (same name and fingerprint), else cached on
-    disk, else ``solve(instance)`` (a JSON record) run now and cached for next time."""
+    disk, else ``solve(instance)`` (a JSON record) run now and cached for next time. While
+    solves are deferred, anything but a shipped record raises :class:`SolvePending`: a cached
+    record stands for a solve, so what a deferred env reports never depends on the cache."""
     fp = instance.fingerprint()
     shipped = shipped_records(instance_dir).get(getattr(instance, "name", ""))
     if shipped is not None and shipped.get("fingerprint") == fp:
         return Reference.from_record(shipped, "shipped")
+    if solves_deferred():  # a cached record counts as a solve: the reward never depends on the cache
+        raise SolvePending(f"{problem} {fp[:12]}")
     path = cache_dir() / "realm" / problem / f"{fp}.json"
     if path.is_file():
         try:

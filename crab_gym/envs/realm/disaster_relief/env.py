@@ -234,6 +234,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk |
     | `adaptation_reference` | `"deferred"` | `"deferred"` (default): the same re-solve, run by `finish_adaptation()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, inside the last `step()` (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()` (its reference, which sets the sub-goals, is looked up at reset; the solo baseline waits); `finish_metrics()` solves it after the episode (the evaluation runner calls it; the metrics say `optimality_pending` until then); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a map of the regions, the base, the trips) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | 0, 0.5, 0.5 | reward weights |
 
@@ -249,6 +250,9 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
     faced_reference = staticmethod(reference_p7)
+    #: The relief sub-goals are shares of the best known plan's relief: the reference is
+    #: looked up at reset (solved there for a drawn instance).
+    reference_shapes_episode = True
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_fired")
 
     @checked_init
@@ -574,13 +578,17 @@ class DisasterReliefEnv(DisruptedRealmEnv):
             "disruptions_applied": len(sim.applied),
             "violations": list(sim.violations),
         }
-        solution = {
+        return metrics, self._solution()
+
+    def _solution(self) -> dict[str, Any]:
+        """The allocations and trips, the refused trips and the disruptions (no reference)."""
+        sim = self.sim
+        return {
             "allocations": sim.allocations(),
             "trips": sim.plan()["trips"],
-            "refused": self._refused(verdict),
+            "refused": self._refused(self._check()),
             "disruptions": [self.disruption_json(d) for d in sim.applied],
         }
-        return metrics, solution
 
     # ================================================================== disruption protocol
     def _disruption_clock(self) -> int | None:

@@ -191,6 +191,7 @@ class GroupToursEnv(RealmEnv):
     | `instance` | `"p2_small_00"` | a shipped name (`p2_small_00` ... `p2_large_05`; all: `crab_gym.datasets.list_instances("P2")`), a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file), a mapping, or a `P2Instance` |
     | `generator` | `None` | draw a fresh instance on every reset: `{"n_groups": g, "n_guides": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; the metrics say `optimality_pending` until then); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a timeline per guide) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights (see Rewards) |
 
@@ -337,8 +338,11 @@ class GroupToursEnv(RealmEnv):
             "reference": ref.value,
             "reference_status": ref.status,
         }
-        solution = {**plan, "cost": s.cost}
-        return metrics, solution
+        return metrics, {**plan, "cost": s.cost}
+
+    def _solution(self) -> dict[str, Any]:
+        """The tours assigned, with their cost (needs no reference)."""
+        return {**self.schedule.plan(), "cost": self.schedule.cost}
 
     def _action_mask(self) -> np.ndarray:
         s = self.schedule

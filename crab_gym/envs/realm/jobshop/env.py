@@ -29,7 +29,7 @@ from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import literature, yardstick
+from crab_gym.envs.realm.jobshop.references import instance_reference, literature, yardstick
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
@@ -200,6 +200,7 @@ class JobShopEnv(RealmEnv):
     | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
     | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards) |
     | `reference` | `float` or `"bound"` | `None` | a known makespan to score against instead of the best known; `"bound"`: an instance with no best known value is scored against its lower bound, without a solver (for training on `generator=`) |
+    | `reference_solve` | `"deferred"` or `"inline"` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is not solved inside `step()` or `reset()`: the reward measures against its lower bound, the metrics say `optimality_pending` and `finish_metrics()` (the evaluation runner calls it) solves it; `"inline"`: solved at the episode's end, inside `step()` |
     | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
     | `render_mode` | `"ansi"`, `"rgb_array"` or `None` | `None` | `ansi`: each machine's operations as text (`j3[0-94)` is job 3 from 0 to 94); `rgb_array`: a Gantt chart with the makespan (black) and the reference (red) |
     | `invalid_action_penalty` | `float` | 0.0 | subtracted from the reward of an invalid action |
@@ -235,6 +236,7 @@ class JobShopEnv(RealmEnv):
         generator: tuple[int, int] | dict[str, int] | None = None,
         reference: float | Literal["bound"] | None = None,
         reward_mode: RewardMode = "default",
+        reference_solve: Literal["deferred", "inline"] = "deferred",
         render_mode: str | None = None,
         invalid_action_penalty: float = 0.0,
         progress_weight: float = 0.5,
@@ -253,7 +255,8 @@ class JobShopEnv(RealmEnv):
             inst = self._load_instance(instance)
             max_p = max(99, max(max(r) for r in inst.durations))
         super().__init__(
-            _make_actions(inst.n_jobs), reference=None if self._bound_only else reference, render_mode=render_mode,
+            _make_actions(inst.n_jobs), reference=None if self._bound_only else reference,
+            reference_solve=reference_solve, render_mode=render_mode,
             invalid_action_penalty=invalid_action_penalty, progress_weight=progress_weight,
             optimality_weight=optimality_weight,
         )
@@ -307,6 +310,11 @@ class JobShopEnv(RealmEnv):
     def _solve_reference(self) -> Reference:
         """The yardstick of the current instance (``reference="bound"``: never the solver)."""
         return yardstick(self.instance, solve=not self._bound_only)
+
+    def _provisional_reference(self) -> Reference:
+        """While a drawn instance's solved yardstick waits (``reference_solve="deferred"``):
+        its lower bound, as with ``reference="bound"`` (no solver)."""
+        return instance_reference(self.instance)
 
     def _agent_cost(self) -> float | None:
         """The makespan of a complete schedule (None before every operation is placed)."""

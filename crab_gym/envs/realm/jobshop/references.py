@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
-from crab_gym.envs.realm.common.references import Reference
+from crab_gym.envs.realm.common.references import Reference, SolvePending, solves_deferred
 from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
@@ -291,6 +291,10 @@ def solved_reference(instance: JSSPInstance) -> Reference:
     within :data:`SOLVED_DETERMINISTIC_LIMIT` on one worker (status ``OPTIMAL`` when proven,
     else ``FEASIBLE`` with its proven ``bound``), its plan in ``plan`` (what ``OraclePolicy``
     submits, so the oracle scores 1). Solved once per instance data: kept in memory and on
-    disk (:func:`~crab_gym.envs.realm.jobshop.oracle.solve_jssp`'s cache)."""
-    return _solved(instance.fingerprint(), instance)
+    disk (:func:`~crab_gym.envs.realm.jobshop.oracle.solve_jssp`'s cache). While solves are
+    deferred (``deferring_solves``) it raises ``SolvePending``."""
+    fingerprint = instance.fingerprint()
+    if solves_deferred():  # solved before or not: a deferred env reports the same
+        raise SolvePending(f"P11 {fingerprint[:12]}")
+    return _solved(fingerprint, instance)
 

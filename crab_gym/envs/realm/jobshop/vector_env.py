@@ -10,6 +10,7 @@ loop over the envs in a step. The engine is :mod:`crab_gym.envs.realm.jobshop.ve
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,13 @@ except ImportError:  # pragma: no cover - Gymnasium 1.0
     _NEXT_STEP = "NextStep"
 
 InstanceSpec = str | Path | JSSPInstance
+@dataclass(frozen=True)
+class _Pending:
+    """A reference the solver would give, deferred: the reward measures against ``bound``."""
+
+    bound: float | None
+
+
 #: A reference left for the solver until the env first completes (see ``_measure``).
 _UNSOLVED = object()
 
@@ -91,6 +99,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
     | `instance` | `"ft06"` | one instance for every env (a shipped name, a file or a `JSSPInstance`), or a sequence of `num_envs` of them, all of one size |
     | `generator` | `None` | `(n_jobs, n_machines)` or the single env's dict: every env draws a fresh instance with Taillard's scheme at each of its resets, from its own seeded generator (env `i` is seeded `seed + i`, as `SyncVectorEnv` seeds its envs) |
     | `reference` | `None` | a makespan every env is scored against, or `"bound"`: as the single env, an instance with no best known value is scored against its lower bound instead of the solver's value (no solver; for training on `generator=`) |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is never solved inside `step()`: its reward measures against the lower bound and its info says `optimality_pending` (`optimality` NaN); `"inline"`: the solver's value, solved when the env first completes |
     | `reward_mode`, `invalid_action_penalty`, `progress_weight`, `optimality_weight` | | as the single env |
     | `copy` | `True` | return copies of the changing observation arrays (`False`: read-only views, valid until the next step or reset; the instance arrays are never copied, they are read-only and replaced rather than changed) |
     """
@@ -105,6 +114,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         generator: tuple[int, int] | dict[str, int] | None = None,
         reference: float | str | None = None,
         reward_mode: str = "default",
+        reference_solve: str = "deferred",
         invalid_action_penalty: float = 0.0,
         progress_weight: float = 0.5,
         optimality_weight: float = 0.5,
@@ -114,8 +124,12 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         if reward_mode not in ("default", "makespan"):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
+        if reference_solve not in ("deferred", "inline"):
+            raise ValueError(f'reference_solve must be "deferred" or "inline", got {reference_solve!r}')
         self.num_envs = int(num_envs)
         self.reward_mode = reward_mode
+        self.reference_solve = reference_solve
+        self._pending = np.zeros(self.num_envs, dtype=bool)
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.progress_weight = float(progress_weight)
         self.optimality_weight = float(optimality_weight)
@@ -171,14 +185,19 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             if id(inst) not in cache:
                 ref = yardstick(inst, solve=False)
                 unsolved = not self._bound_only and ref.status == "LOWER_BOUND"
-                cache[id(inst)] = _UNSOLVED if unsolved else ref.measure
+                if unsolved and self.reference_solve == "deferred":  # as the single env: the bound, flagged
+                    cache[id(inst)] = _Pending(ref.measure)
+                else:
+                    cache[id(inst)] = _UNSOLVED if unsolved else ref.measure
         return [cache[id(inst)] for inst in instances]
 
     def _measure(self, i: int) -> float | None:
-        """Env ``i``'s reference makespan (solved now if it was left for the solver)."""
-        if self._measures[i] is _UNSOLVED:
-            self._measures[i] = yardstick(self.batch.instances[i]).measure
-        return self._measures[i]
+        """Env ``i``'s reference makespan (solved now if it was left for the solver; with
+        ``reference_solve="deferred"`` the lower bound instead, its optimality pending)."""
+        measure = self._measures[i]
+        if measure is _UNSOLVED:
+            self._measures[i] = measure = yardstick(self.batch.instances[i]).measure
+        return measure.bound if isinstance(measure, _Pending) else measure
 
     def _set_measures(self, rows: Sequence[int], instances: Sequence[JSSPInstance]) -> None:
         for i, measure in zip(rows, self._reference_measures(instances), strict=True):
@@ -311,12 +330,16 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         present[done] = True
         makespan = np.zeros(self.num_envs, dtype=np.int64)
         makespan[done] = self.batch.makespan[done]
+        pending = np.zeros(self.num_envs, dtype=bool)
+        pending[done] = [isinstance(self._measures[i], _Pending) for i in done]
         opt = np.zeros(self.num_envs)
         opt[done] = optimality
+        opt[pending] = np.nan  # measured against the lower bound, as the reward: not the metric
         ref = np.full(self.num_envs, np.nan)
         ref[done] = [np.nan if self._measure(i) is None else self._measure(i) for i in done]
         info.update(makespan=makespan, _makespan=present, optimality=opt, _optimality=present.copy(),
-                    reference=ref, _reference=present.copy())
+                    reference=ref, _reference=present.copy(),
+                    optimality_pending=pending, _optimality_pending=present.copy())
 
     def _invalid_info(self, info: dict[str, Any], jobs: np.ndarray, invalid: np.ndarray) -> None:
         valid = ~invalid

@@ -158,8 +158,9 @@ class RideSharingEnv(FleetEnv):
 
     The reference (:attr:`reference`, a :class:`~crab_gym.envs.realm.common.references.Reference`
     whose ``plan`` is the ``submit_plan`` arguments) is the OR-Tools RoutingModel oracle's:
-    precomputed for shipped instances, solved once at the end of the first episode and cached
-    on disk for others.
+    precomputed for shipped instances; for others solved once and cached on disk, after the
+    first episode by ``finish_metrics()`` (the evaluation runner calls it), or inside its last
+    ``step()`` with ``reference_solve="inline"``.
 
     ## Arguments
 
@@ -168,6 +169,7 @@ class RideSharingEnv(FleetEnv):
     | ``instance`` | a shipped name (``"p3_small_01"`` ... ``"p3_large_05"``; default ``"p3_small_01"``), a path to a JSON file (crab_gym's or a user's own upstream REALM-Bench P3/P4 file), a mapping, or a ``P3Instance`` |
     | ``generator`` | draw a fresh instance of a fixed shape on every ``reset(seed=...)``: ``{"n_requests": 5, "n_vehicles": 2, "n_locations": 8, "size": "small"}`` (every count required: requests and vehicles >= 1, places 2..25; ``size``, default ``"small"``, is the size class the instances are labelled with: it sets the oracle's time budget and, in P4, how many disruptions strike and over what span). Overrides ``instance``; references of drawn instances are solved at the end of an episode and cached on disk |
     | ``reference`` | a known reference cost to use instead of the shipped, cached or solved one |
+    | ``reference_solve`` | ``"deferred"`` (default): an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; the metrics say ``optimality_pending`` until then); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``"ansi"`` (text) or ``"rgb_array"`` (a 480 x 360 map) |
     | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | reward settings (see Rewards) |
 

@@ -110,8 +110,9 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     ``paused`` and ``pending_plan``.
 
     :attr:`reference` is precomputed for shipped instances facing their own schedule; for any
-    other schedule (disruptions injected) or instance it is solved at the end of the episode
-    and cached. It is looked up again after every reset and every disruption.
+    other schedule (disruptions injected) or instance it is solved after the episode by
+    ``finish_metrics()`` (inside the last ``step()`` with ``reference_solve="inline"``) and
+    cached. It is looked up again after every reset and every disruption.
 
     ## Arguments
 

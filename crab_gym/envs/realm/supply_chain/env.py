@@ -247,8 +247,9 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     The reference (:attr:`reference`) is the best plan known facing this episode's
     disruptions: the CP-SAT optimum with foresight of all of them, proven optimal
-    (precomputed for shipped instances facing their own disruptions; otherwise solved at the
-    end of the episode and cached). ``OraclePolicy`` submits its plan, which pauses at each
+    (precomputed for shipped instances facing their own disruptions; otherwise solved after
+    the episode by ``finish_metrics()``, or inside its last ``step()`` with
+    ``reference_solve="inline"``, and cached). ``OraclePolicy`` submits its plan, which pauses at each
     disruption and resumes when submitted again: it scores 1. ``adaptation`` measures the
     cost against the better of the oracle taking over from the episode's own state when the
     first disruption struck (at the start of that day, re-solving at later strikes, never
@@ -264,6 +265,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
     | ``adaptation_reference`` | ``"deferred"`` | ``"deferred"`` (default): the same re-solve, run by ``finish_adaptation()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption, inside the last ``step()``; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
     | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
+    | ``reference_solve`` | ``"deferred"`` | ``"deferred"``: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; the metrics say ``optimality_pending`` until then); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``None`` | ``"ansi"`` or ``"rgb_array"`` (stacked inventory and production per day, budget line, disruption spans) |
     | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | ``0.0``, ``0.5``, ``0.5`` | reward weights |
 

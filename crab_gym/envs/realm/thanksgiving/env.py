@@ -214,8 +214,9 @@ class ThanksgivingEnv(RealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | `instance` | `"p6_small_00"` | a shipped name (`crab_gym.datasets.list_instances("P6")`), a JSON file (crab_gym's format or an upstream REALM-Bench P6 file), a mapping, or a `ThanksgivingInstance` (its delays are ignored) |
-    | `generator` | `None` | `{"n_members": 4, "n_tasks": 5, "n_cars": 2, "size": "small"}`: a fresh instance per reset; overrides `instance`; its reference is solved when first needed and cached |
+    | `generator` | `None` | `{"n_members": 4, "n_tasks": 5, "n_cars": 2, "size": "small"}`: a fresh instance per reset; overrides `instance`; its reference is solved after the episode (see `reference_solve`) and cached |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; the metrics say `optimality_pending` until then); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a Gantt chart of cooks, cars and the oven) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights |
 
@@ -384,7 +385,7 @@ class ThanksgivingEnv(RealmEnv):
         return self._submitted or k.complete or not self._current_mask().any()
 
     def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        v, k, ref, inst = self._verdict(), self.kitchen, self.reference, self.instance
+        v, ref, inst = self._verdict(), self.reference, self.instance
         cost = v.cost if np.isfinite(v.cost) else None
         solo = self._solo()
         metrics = {
@@ -402,13 +403,17 @@ class ThanksgivingEnv(RealmEnv):
             "reference_status": ref.status,
             "violations": v.violations,
         }
-        solution = {
+        return metrics, self._solution()
+
+    def _solution(self) -> dict[str, Any]:
+        """The pickups and the cooking schedule, with the dinner's time and cost (no reference)."""
+        v, k = self._verdict(), self.kitchen
+        return {
             "pickups": k.pickups(),
             "cooking_schedule": k.cooking_schedule(),
             "dinner_ready": None if v.ready is None else hhmm(v.ready),
-            "cost": cost,
+            "cost": v.cost if np.isfinite(v.cost) else None,
         }
-        return metrics, solution
 
     def _action_mask(self) -> np.ndarray:
         key = (*self.kitchen.version(), self._submitted)

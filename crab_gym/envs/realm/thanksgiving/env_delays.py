@@ -226,8 +226,13 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
         adaptation, ref_value = self._measure_adaptation(
             lambda best: optimality(self.instance, best, metrics["cost"], feasible, metrics["solo_cost"]))
         metrics.update(adaptation=adaptation, adaptation_reference_cost=ref_value, delays_announced=len(k.announced))
-        solution["delays"] = [d.model_dump() for d in k.announced]
-        return metrics, solution
+        return metrics, {**solution, "delays": self._delays_announced()}
+
+    def _solution(self) -> dict[str, Any]:
+        return {**super()._solution(), "delays": self._delays_announced()}
+
+    def _delays_announced(self) -> list[dict[str, Any]]:
+        return [d.model_dump() for d in self.kitchen.announced]
 
     def _adaptation_state(self) -> Any:
         """The kitchen as the first delay was announced (None: none was)."""
