@@ -186,3 +186,10 @@ def test_bad_arguments_say_what_is_accepted():
         JobShopVectorEnv(3, ["ft06", "ft06"])
     with pytest.raises(ValueError, match="the batch is 6x6"):
         JobShopVectorEnv(2, ["ft06", "la01"])
+
+
+def test_a_misspelt_keyword_names_the_nearest_one():
+    with pytest.raises(TypeError, match=r"JobShopVectorEnv: unknown keyword 'generatr' \(did you mean 'generator'\?\)"):
+        JobShopVectorEnv(2, generatr=(4, 3))
+    with pytest.raises(TypeError, match=r"unknown keyword 'instanse' \(did you mean 'instance'\?\)"):
+        gym.make_vec("Realm-P11-v0", num_envs=2, vectorization_mode="vector_entry_point", instanse="ft06")

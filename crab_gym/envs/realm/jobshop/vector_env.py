@@ -20,6 +20,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector.utils import batch_space
 
+from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.jobshop.env import (
     DEFAULT_INSTANCE,
@@ -106,6 +107,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
 
     metadata = {"autoreset_mode": _NEXT_STEP, "render_modes": []}
 
+    @checked_init
     def __init__(
         self,
         num_envs: int = 1,
