@@ -12,6 +12,7 @@ import gymnasium as gym
 import pytest
 
 import crab_gym  # noqa: F401  (registers the env ids)
+from crab_gym.baselines.registry import PolicyMismatchError, policy_specs
 from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.common.policy_fit import EnvFit, PolicyFitError, env_label
 from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
@@ -133,3 +134,11 @@ def test_env_fit_labels_and_remembers_a_fitting_class():
     fit.env_class = f"{Thing.__module__}.{Thing.__qualname__}"
     assert fit.check(thing) is thing and Thing in fit._fitting
     assert env_label(thing) == "test_env_fit_labels_and_remembers_a_fitting_class.<locals>.Thing"
+
+
+def test_the_registry_and_a_direct_heuristic_raise_one_error_type():
+    with pytest.raises(PolicyFitError) as caught:  # the registry's check
+        policy_specs()["spt"].build(gym.make("Realm-P1-v0"))
+    assert isinstance(caught.value, PolicyMismatchError) and isinstance(caught.value, ValueError)
+    with pytest.raises(PolicyFitError):  # the heuristic's own check, built directly
+        GreedyReliefPolicy(gym.make("Realm-P3-v0"))

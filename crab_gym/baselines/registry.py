@@ -25,6 +25,7 @@ import gymnasium as gym
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.envs.realm.common.policy_fit import PolicyFitError
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec, load_entry_point
 from crab_gym.envs.realm.index import problem_specs
 from crab_gym.envs.registration import realm_ids
@@ -33,8 +34,9 @@ from crab_gym.envs.registration import realm_ids
 REALM_IDS = tuple(realm_ids())
 
 
-class PolicyMismatchError(ValueError):
-    """A named policy was given an env it does not fit."""
+class PolicyMismatchError(PolicyFitError, ValueError):
+    """A named policy was given an env it does not fit (a ``PolicyFitError``, as a heuristic
+    built directly on the wrong env raises; still a ``ValueError`` for older callers)."""
 
 
 @dataclass(frozen=True)
