@@ -19,11 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
-from crab_gym.envs.realm.common.policy_fit import EnvFit
+from crab_gym.envs.realm.common.policy_fit import EnvFit, FittedPolicy
 
 #: The env the policy reads.
 FIT = EnvFit("InsertionTourPolicy", "crab_gym.envs.realm.campus_tour.env.CampusTourEnv", ("Realm-P1-v0",))
@@ -102,21 +101,14 @@ def greedy_p1_plan(instance: P1Instance) -> dict:
     return {"route": insertion_route_p1(instance)}
 
 
-class InsertionTourPolicy:
+class InsertionTourPolicy(FittedPolicy):
     """Plans a route by cheapest feasible insertion, then visits it stop by stop."""
 
     name = "p1_insertion"
+    fit = FIT
 
-    def __init__(self, env: gym.Env) -> None:
-        FIT.check(env)
-        self.env = env
+    def _restart(self) -> None:
         self._route: list[str] = []
-
-    def reset(self, env: gym.Env | None = None) -> None:
-        if env is not None:
-            FIT.check(env)
-            self.env = env
-        self._route = []
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> dict:
         base = self.env.unwrapped

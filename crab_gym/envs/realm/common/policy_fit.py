@@ -79,3 +79,26 @@ def observation_fit_error(policy: str, acts_on: str, keys: Iterable[str], observ
     else:
         got = f"a {type(observation).__name__} observation"
     return PolicyFitError(f"{policy} acts on {acts_on} observations (keys {wanted}); got {got}")
+
+
+class FittedPolicy:
+    """A heuristic policy bound to the env it acts in: ``fit`` is checked when the policy is
+    built and at every ``reset(env)`` that hands it another env. A subclass sets ``fit``, ``name``
+    and ``__call__``; :meth:`_restart` clears what it planned for the last episode."""
+
+    fit: EnvFit
+    name = ""
+
+    def __init__(self, env: Any) -> None:
+        self.fit.check(env)
+        self.env = env
+        self._restart()
+
+    def reset(self, env: Any | None = None) -> None:
+        if env is not None:
+            self.fit.check(env)
+            self.env = env
+        self._restart()
+
+    def _restart(self) -> None:
+        """Forget the last episode's plan (nothing by default)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from crab_gym.envs.realm.common.policy_fit import EnvFit
+from crab_gym.envs.realm.common.policy_fit import EnvFit, FittedPolicy
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 
 #: The env the greedy policy reads (its ``sim`` and ``instance``).
@@ -40,19 +40,11 @@ def greedy_action(env: gym.Env) -> dict[str, Any]:
     return {"name": "send", "arguments": {"vehicle": inst.vehicle_ids[v], "region": inst.region_ids[r], "resource": k}}
 
 
-class GreedyReliefPolicy:
+class GreedyReliefPolicy(FittedPolicy):
     """:func:`greedy_action` as a ``policy(obs, info)``."""
 
     name = "p7_greedy"
-
-    def __init__(self, env: gym.Env) -> None:
-        FIT.check(env)
-        self.env = env
-
-    def reset(self, env: gym.Env | None = None) -> None:
-        if env is not None:
-            FIT.check(env)
-            self.env = env
+    fit = FIT
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> dict[str, Any]:
         return greedy_action(self.env)

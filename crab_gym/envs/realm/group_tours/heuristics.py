@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-from crab_gym.envs.realm.common.policy_fit import EnvFit
+from crab_gym.envs.realm.common.policy_fit import EnvFit, FittedPolicy
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.sim import Schedule
 
@@ -24,19 +23,11 @@ from crab_gym.envs.realm.group_tours.sim import Schedule
 FIT = EnvFit("EarliestStartPolicy", "crab_gym.envs.realm.group_tours.env.GroupToursEnv", ("Realm-P2-v0",))
 
 
-class EarliestStartPolicy:
+class EarliestStartPolicy(FittedPolicy):
     """Earliest-preferred group first, to the guide who can start it soonest."""
 
     name = "p2_earliest_start"
-
-    def __init__(self, env: gym.Env) -> None:
-        FIT.check(env)
-        self.env = env
-
-    def reset(self, env: gym.Env | None = None) -> None:
-        if env is not None:
-            FIT.check(env)
-            self.env = env
+    fit = FIT
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> dict:
         base = self.env.unwrapped
