@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import pytest
 
 from crab_gym.core import GraphEvaluator, evaluator
 from crab_gym.envs.realm.common.env import RealmEnv, clipped
+from crab_gym.envs.realm.common.references import SolvePending, deferring_solves, solves_deferred
 from tests.core.toy_env import N_LAMPS, LampsEnv
 
 
@@ -154,6 +156,30 @@ def test_per_instance_memo_keys_on_instance_and_key_identity():
     assert env._per_instance("x", compute, d2, d1) == 3  # more keys
     env.instance = object()
     assert env._per_instance("x", compute, d2, d1) == 4  # another instance
+
+
+def test_per_instance_memo_never_serves_a_solved_value_while_solves_wait():
+    env, calls = _Memo(), []
+
+    def lookup() -> str:  # not shipped: found (cached or solved) only when solves may run
+        calls.append(1)
+        if solves_deferred():
+            raise SolvePending("x")
+        return "solved"
+
+    with deferring_solves():
+        with pytest.raises(SolvePending):
+            env._per_instance("ref", lookup)
+    assert env._per_instance("ref", lookup) == "solved" and len(calls) == 2
+    with deferring_solves():  # as without the memo: the solved value is not used while deferred
+        with pytest.raises(SolvePending):
+            env._per_instance("ref", lookup)
+    assert env._per_instance("ref", lookup) == "solved" and len(calls) == 3  # kept for the solving path
+    found_deferred = []
+    with deferring_solves():
+        assert env._per_instance("cheap", lambda: found_deferred.append(1) or 7) == 7
+    assert env._per_instance("cheap", lambda: found_deferred.append(1) or 8) == 7  # valid either way
+    assert len(found_deferred) == 1
 
 
 def test_instance_graph_is_built_once_per_instance():

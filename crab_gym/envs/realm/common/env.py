@@ -445,16 +445,21 @@ class RealmEnv(CrabEnv):
     def _per_instance(self, name: str, compute: Callable[[], Any], *keys: Any) -> Any:
         """``compute()``, kept for the current instance and the same ``keys`` objects (by
         identity, e.g. the faced disruptions): for lookups an episode end or a reset repeats
-        (references, one-vehicle baselines) that read files or hash the instance."""
+        (references, one-vehicle baselines) that read files or hash the instance. While solves
+        are deferred (:func:`deferring_solves`), only a value found that way is reused (a value
+        found by a solve or in the cache is computed again, so it raises ``SolvePending`` as
+        without the memo); an exception is never kept."""
         memo = self._cache.setdefault("per_instance", {})
         if memo.get("instance") is not self.instance:
             memo.clear()
             memo["instance"] = self.instance
+        deferred = solves_deferred()
         hit = memo.get(name)
-        if hit is not None and len(hit[0]) == len(keys) and all(a is b for a, b in zip(hit[0], keys)):
+        if (hit is not None and (hit[2] or not deferred) and len(hit[0]) == len(keys)
+                and all(a is b for a, b in zip(hit[0], keys))):
             return hit[1]
         value = compute()
-        memo[name] = (keys, value)
+        memo[name] = (keys, value, deferred)
         return value
 
     def _solution(self) -> dict[str, Any]:
