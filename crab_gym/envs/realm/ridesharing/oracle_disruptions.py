@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crab_gym.envs.realm.common.fleet.routing import drive_adaptively
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_completion
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import (
@@ -123,16 +124,7 @@ def _best_of(sim: RideSim, keep: Mapping[int, Sequence[int]] | None, **resolve_k
 def continue_adaptively(sim: RideSim, plan: Mapping[int, Sequence[int]], **resolve_kwargs: Any) -> list[dict[str, Any]]:
     """Drive ``plan``; at every disruption pick the plan to go on with (see :func:`_best_of`),
     until every vehicle parks."""
-    log: list[dict[str, Any]] = []
-    current = {k: list(v) for k, v in plan.items()}
-    while not sim.done:
-        remaining, fired = sim.run_plan(current, pause_on_disruption=True)
-        if sim.done:
-            break
-        current, entry = _best_of(sim, remaining, **resolve_kwargs)
-        entry["after"] = [d.describe() for d in fired]
-        log.append(entry)
-    return log
+    return drive_adaptively(sim, plan, lambda s, remaining: _best_of(s, remaining, **resolve_kwargs))
 
 
 @dataclass

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crab_gym.envs.realm.common.fleet.routing import drive_adaptively
 from crab_gym.envs.realm.wedding.heuristics import greedy_completion
 from crab_gym.envs.realm.wedding.local_search import improve
 from crab_gym.envs.realm.wedding.model import WeddingInstance
@@ -77,15 +78,11 @@ def _best_of(sim: WeddingSim, keep: Mapping[int, Sequence[int]] | None) -> tuple
 
 def continue_adaptively(sim: WeddingSim, plan: Mapping[int, Sequence[int]]) -> list[dict[str, Any]]:
     """Drive ``plan``; at every disruption pick the plan to go on with, until every vehicle ends."""
-    log: list[dict[str, Any]] = []
-    current = {k: list(v) for k, v in plan.items()}
-    while not sim.done:
-        remaining, fired = sim.run_plan(current, pause_on_disruption=True)
-        if sim.done:
-            break
-        current, chosen = _best_of(sim, remaining)
-        log.append({"clock": sim.clock, "after": [d.describe() for d in fired], "chosen": chosen})
-    return log
+    def choose(s: WeddingSim, remaining: dict[int, list[int]]) -> tuple[dict[int, list[int]], dict[str, Any]]:
+        current, chosen = _best_of(s, remaining)
+        return current, {"clock": s.clock, "after": [], "chosen": chosen}  # "after": filled in
+
+    return drive_adaptively(sim, plan, choose)
 
 
 @dataclass

@@ -8,7 +8,7 @@ the same order as before they were shared, so the searches and their results are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,3 +127,21 @@ def best_attempt(
         if objective is None or value < objective:
             routes, objective, status = read(parts, assignment), value, found
     return routes, objective, status
+
+
+def drive_adaptively(sim: Any, plan: Mapping[int, Sequence[int]],
+                        choose: Callable[[Any, dict[int, list[int]]], tuple[dict[int, list[int]], dict[str, Any]]],
+                        ) -> list[dict[str, Any]]:
+    """Drive ``plan`` on ``sim``; at every disruption ``choose(sim, remaining)`` gives the plan to
+    go on with and a log entry (the disruptions that fired are added as ``after``), until every
+    vehicle is done: the adaptive oracles of P4 and P8."""
+    log: list[dict[str, Any]] = []
+    current = {k: list(v) for k, v in plan.items()}
+    while not sim.done:
+        remaining, fired = sim.run_plan(current, pause_on_disruption=True)
+        if sim.done:
+            break
+        current, entry = choose(sim, remaining)
+        entry["after"] = [d.describe() for d in fired]
+        log.append(entry)
+    return log
