@@ -56,7 +56,7 @@ def test_waiting_through_the_disruptions_scores_zero_adaptation():
 
 
 def test_the_worked_example_of_the_docs():
-    """docs/p7.md: p7_small_00, optimality of sending the truck's trips of the reference alone."""
+    """docs/disaster_relief.md: p7_small_00, optimality of sending the truck's trips of the reference alone."""
     inst = load_p7("p7_small_00")
     ref = shipped_p7_references()["p7_small_00"]
     nothing = check_plan(inst, {"trips": []}).cost

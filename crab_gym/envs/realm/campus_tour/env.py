@@ -84,7 +84,7 @@ class CampusTourEnv(RealmEnv):
 
     ## Description
 
-    REALM-Bench P1 is a travelling-salesman tour with time windows; ``docs/p1_p2.md`` tells
+    REALM-Bench P1 is a travelling-salesman tour with time windows; ``docs/campus_tour.md`` tells
     the model at length, :mod:`crab_gym.envs.realm.campus_tour.model` holds the instance type.
     Times are integer minutes, clock times minutes from midnight.
 

@@ -82,7 +82,7 @@ def shipped_record(inst: P7Instance) -> dict[str, Any]:
 #: The shipped P7 instances: the build writes them and their references.
 SHIPPED = ShippedSet(
     INSTANCE_DIR, "p7", generate_p7, shipped_record,
-    units="cost points (K x severity-weighted shortfall + transport minutes; see docs/p7.md)",
+    units="cost points (K x severity-weighted shortfall + transport minutes; see docs/disaster_relief.md)",
     value="cost of the best full-information plan: CP-SAT, polished by a checker-priced local search",
     status="OPTIMAL: the plan's cost equals a bound CP-SAT proved; FEASIBLE: best found within the "
            "deterministic budgets (bound: the best proven)",

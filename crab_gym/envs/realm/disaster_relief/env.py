@@ -125,7 +125,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     ## Description
 
-    The model (``docs/p7.md`` tells it at length; :mod:`crab_gym.envs.realm.disaster_relief.model`
+    The model (``docs/disaster_relief.md`` tells it at length; :mod:`crab_gym.envs.realm.disaster_relief.model`
     holds the instance type). Times are minutes from midnight, quantities units.
 
     | part | model |

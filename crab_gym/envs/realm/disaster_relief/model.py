@@ -47,7 +47,7 @@ RESOURCES: tuple[str, ...] = ("medical_supplies", "food", "water", "shelter")
 SEVERITY_WEIGHTS: dict[str, int] = {"critical": 4, "urgent": 2, "normal": 1}
 #: Upstream's deadlines in hours after the start, by severity.
 DEADLINE_HOURS: dict[str, int] = {"critical": 2, "urgent": 6, "normal": 24}
-#: Units of need per person, by resource (upstream gives none; see ``docs/p7.md``).
+#: Units of need per person, by resource (upstream gives none; see ``docs/disaster_relief.md``).
 NEED_PER_PERSON: dict[str, float] = {"medical_supplies": 0.2, "food": 1.0, "water": 1.0, "shelter": 0.25}
 
 Severity = Literal["critical", "urgent", "normal"]

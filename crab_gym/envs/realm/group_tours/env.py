@@ -103,7 +103,7 @@ class GroupToursEnv(RealmEnv):
     ## Description
 
     REALM-Bench P2 assigns groups to guides with time windows (a VRP-TW / assignment
-    problem); ``docs/p1_p2.md`` tells the model at length,
+    problem); ``docs/group_tours.md`` tells the model at length,
     :mod:`crab_gym.envs.realm.group_tours.model` holds the instance type. Times are integer
     minutes, clock times minutes from midnight.
 

@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--large-limit", type=float, default=15.0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--force", action="store_true", help="solve instances already stored")
-    parser.add_argument("--summary", action="store_true", help="print the table of docs/p11.md; solve nothing")
+    parser.add_argument("--summary", action="store_true", help="print the table of docs/jobshop.md; solve nothing")
     parser.add_argument("--improve", type=float, metavar="SECONDS",
                         help="re-solve the largest gaps first, seeded, until SECONDS are spent")
     parser.add_argument("--improve-limit", type=float, default=10.0, help="seconds per instance with --improve")

@@ -4,5 +4,5 @@
 upstream reader), ``sim`` (day-by-day dynamics), ``plans`` (whole plans), ``checker`` (the
 independent verdict), ``oracle`` (CP-SAT, adaptive re-solves, exhaustive search),
 ``references``, ``disruptions`` (the disruption protocol's view), ``heuristics``, ``render``,
-``env``, ``build`` (the shipped instances). See ``docs/p10.md``.
+``env``, ``build`` (the shipped instances). See ``docs/supply_chain.md``.
 """

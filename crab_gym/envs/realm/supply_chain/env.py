@@ -158,7 +158,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     Time is in **days** (day 0 .. ``end_day``: the GPUs are due on ``due_day``, late ones may
     be packaged until the ``horizon``); money in currency units; quantities in units.
-    ``docs/p10.md`` tells the model at length, :mod:`crab_gym.envs.realm.supply_chain.model`
+    ``docs/supply_chain.md`` tells the model at length, :mod:`crab_gym.envs.realm.supply_chain.model`
     holds the instance type.
 
     | part | model |
@@ -166,7 +166,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     | decision | orders per (component, supplier, day, quantity); production per (facility, day, quantity) |
     | hard constraints | supplier capacity per component and day (cut by shortages); an order arrives ``lead_time`` days after it is placed, by the horizon and by its component's deadline if that is hard; components and work in progress balance (assembly uses ``bom`` units of each component on hand per GPU; testing, then packaging, use what the previous stage finished on an earlier day); facility capacity per day (0 while broken down); purchases + production within the budget; at most the demand packaged |
     | objective | minimise purchases + production + holding (per unit on hand or in progress at the end of each day) + lateness (``lateness_penalty`` per GPU per day packaged after the due day; a component's ``late_penalty`` per unit per day arriving after its soft deadline) + ``shortfall_penalty`` per GPU not packaged by the horizon |
-    | feasible | every hard constraint. A GPU not packaged by the horizon is no infeasibility but costs ``shortfall_penalty`` (generated and upstream instances: above anything else a plan can cost, so a plan delivering fewer GPUs always costs more; see ``docs/p10.md``); success needs every GPU delivered |
+    | feasible | every hard constraint. A GPU not packaged by the horizon is no infeasibility but costs ``shortfall_penalty`` (generated and upstream instances: above anything else a plan can cost, so a plan delivering fewer GPUs always costs more; see ``docs/supply_chain.md``); success needs every GPU delivered |
 
     Disruptions (``resource_shortage``: a component's supplier capacity cut by a share;
     ``machine_breakdown``: a stage stops for some days) strike at the start of their day; the

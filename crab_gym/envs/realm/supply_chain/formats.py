@@ -5,7 +5,7 @@
   ``delivery_deadlines``, ``disruption_scenarios``), converted by :func:`from_upstream_p10`.
 
 Upstream P10 files lack most of the model, so the reader fills it, one
-:class:`RealmRepairWarning` per fill (see ``docs/p10.md``); malformed
+:class:`RealmRepairWarning` per fill (see ``docs/supply_chain.md``); malformed
 input raises an :class:`InstanceFormatError` naming the file and the field.
 """
 

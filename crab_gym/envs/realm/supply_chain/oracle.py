@@ -4,7 +4,7 @@ oracle that re-solves it whenever a disruption strikes (the adaptation yardstick
 
 CP-SAT on integers (one worker, a deterministic time limit) proves every shipped instance
 optimal in well under a second of deterministic time; ``pywraplp`` with SCIP would need
-fractional units rounded back, so CP-SAT is the one used (docs/p10.md compares them).
+fractional units rounded back, so CP-SAT is the one used (docs/supply_chain.md compares them).
 
 The model (days ``t0 .. end_day``, the horizon, from the state of a :class:`~.sim.SupplySim`):
 

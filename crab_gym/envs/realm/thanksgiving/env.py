@@ -124,7 +124,7 @@ class ThanksgivingEnv(RealmEnv):
 
     A family cooks dinner for the deadline (18:00; soft: every minute late costs 10 more). Some members are home from the start;
     others land at the airport and must be fetched by car before they can cook. The model
-    (``docs/p6_p9.md``; :mod:`crab_gym.envs.realm.thanksgiving.model`); times are minutes
+    (``docs/thanksgiving.md``; :mod:`crab_gym.envs.realm.thanksgiving.model`); times are minutes
     from midnight:
 
     | part | model |
@@ -184,7 +184,7 @@ class ThanksgivingEnv(RealmEnv):
     broken). The last step adds `optimality_weight` x the optimality: `(baseline - cost) /
     (baseline - reference)` clipped to [0, 1], 0 for an afternoon that breaks a rule, where
     `baseline` is dinner at the deadline (`deadline - start_time`), or the one-at-a-time
-    afternoon when even the reference is late (:mod:`.scoring`, `docs/p6_p9.md`). With the
+    afternoon when even the reference is late (:mod:`.scoring`, `docs/thanksgiving.md`). With the
     default weights a return lies in [0, 1].
 
     ## Starting State

@@ -5,7 +5,7 @@
 * a user's own upstream REALM-Bench P5/P8 file, converted by :func:`from_upstream_p5` /
   :func:`from_upstream_p8`.
 
-Upstream's wedding files are degenerate (see ``docs/p5_p8.md``): the vehicles start at places
+Upstream's wedding files are degenerate (see ``docs/wedding.md``): the vehicles start at places
 that are not in ``travel_times``, errands are bare words, only two shop windows exist, and
 P8's disruptions strike roads named after places missing from the map. The reader completes
 the model with the documented defaults below, and reports every fill once, as a

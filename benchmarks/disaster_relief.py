@@ -2,9 +2,9 @@
 of sending nothing, random legal play, the greedy heuristic and the oracle policy on the
 shipped instances (optimality is the avoidable part: sending nothing 0, the best known plan 1).
 
-    python benchmarks/p7.py                 # every shipped instance
-    python benchmarks/p7.py --sizes small   # one size class
-    python benchmarks/p7.py --adaptation 20 # the adaptation re-solve: uncached vs cached, side by side
+    python benchmarks/disaster_relief.py                 # every shipped instance
+    python benchmarks/disaster_relief.py --sizes small   # one size class
+    python benchmarks/disaster_relief.py --adaptation 20 # the adaptation re-solve: uncached vs cached, side by side
 
 Episodes use ``adaptation_reference="oracle"`` so that no solver runs inside them (the steps
 per second measure the env); the oracle is timed separately, solving shipped instances

@@ -1,6 +1,6 @@
 """Check the claims about upstream REALM-Bench's wedding data (P5, P8) on your own copy.
 
-    python benchmarks/p5_p8_upstream.py /path/to/REALM-Bench/datasets
+    python benchmarks/wedding_upstream.py /path/to/REALM-Bench/datasets
 
 Prints, for ``P5/custom`` and ``P8/disruptions``: the file count, how many distinct files
 there are once ``instance_id`` is left out, whether the vehicles'

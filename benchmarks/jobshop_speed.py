@@ -1,6 +1,6 @@
 """Env speed on ta01: steps per second with random legal actions, and reset time.
 
-    python benchmarks/p11_speed.py [--seconds 3] [--repeats 3]
+    python benchmarks/jobshop_speed.py [--seconds 3] [--repeats 3]
 
 Measures Realm-P11-v0 as ``gym.make`` returns it (space-element actions: the RL fast path),
 the raw class, and the LLM path (tool-call dicts, validated by pydantic). If JSSEnv

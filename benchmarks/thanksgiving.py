@@ -4,8 +4,8 @@ shipped instances (P9 episodes measure adaptation against the stored value,
 ``adaptation_reference="oracle"``: no re-solve at the end of an episode; optimality does not
 depend on it).
 
-    python benchmarks/p6_p9.py            # every shipped instance
-    python benchmarks/p6_p9.py --quick    # the first two per size class
+    python benchmarks/thanksgiving.py            # every shipped instance
+    python benchmarks/thanksgiving.py --quick    # the first two per size class
 
 Figures depend on the machine (and its load); the optimality means do not.
 """

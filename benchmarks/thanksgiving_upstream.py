@@ -1,6 +1,6 @@
 """Check what issue 12 says about upstream REALM-Bench's P6 and P9 data, on your own copy.
 
-    python benchmarks/p6_p9_upstream.py /path/to/REALM-Bench/datasets
+    python benchmarks/thanksgiving_upstream.py /path/to/REALM-Bench/datasets
 
 Counts, over every file of ``P6/custom`` and ``P9/disruptions``:
 

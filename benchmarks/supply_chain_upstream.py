@@ -1,6 +1,6 @@
 """Check the claims about upstream REALM-Bench P10 data on your own copy, and load every file.
 
-    python benchmarks/p10_upstream.py /path/to/REALM-Bench/datasets
+    python benchmarks/supply_chain_upstream.py /path/to/REALM-Bench/datasets
 
 Reads ``P10/custom/*.json`` (upstream has no license: crab_gym ships none of its files) and
 prints, for all files: whether the budget, deadlines and disruptions are identical; whether any

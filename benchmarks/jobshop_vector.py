@@ -1,6 +1,6 @@
 """The native vector env of Realm-P11-v0 against the single env, in one run.
 
-    python benchmarks/p11_vector.py [--instance ta01] [--sizes 1,16,256,1024,4096]
+    python benchmarks/jobshop_vector.py [--instance ta01] [--sizes 1,16,256,1024,4096]
                                     [--seconds 2] [--repeats 3] [--ppo]
 
 Env-steps per second of ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` at each
@@ -10,7 +10,7 @@ Only ``step()`` is timed, for both: the actions (random legal jobs, drawn from t
 by the same cheap rule) are chosen outside the timed region. Autoresets are included. Best of
 ``--repeats`` runs, each at least ``--seconds`` long; ``--timer cpu`` counts this process's CPU
 time instead of wall time. On a machine shared with other work, run it at real-time priority
-(``chrt -f 50 python benchmarks/p11_vector.py``): figures still move with the other work's
+(``chrt -f 50 python benchmarks/jobshop_vector.py``): figures still move with the other work's
 memory traffic, so compare the ratios, which are measured side by side.
 
 ``--ppo`` also times one MaskablePPO iteration on N=1024 envs through

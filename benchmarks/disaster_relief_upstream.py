@@ -1,6 +1,6 @@
 """Check the issue's claims about upstream REALM-Bench P7 data on a user's own copy.
 
-    python benchmarks/p7_upstream_check.py /path/to/REALM-Bench/datasets
+    python benchmarks/disaster_relief_upstream.py /path/to/REALM-Bench/datasets
 
 Counts, over every ``P7/processed/*.json`` file: regions, vehicles and disruption types per
 file; whether any need carries a quantity; the deadline values (hours) and the vehicle speed

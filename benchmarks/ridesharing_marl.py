@@ -2,7 +2,7 @@
 
 Not a test: it trains for minutes. Run::
 
-    python benchmarks/marl_p3.py --timesteps 300000 --seed 0
+    python benchmarks/ridesharing_marl.py --timesteps 300000 --seed 0
 
 Every shipped small P3 instance (``p3_small_01`` ... ``p3_small_08``: 2 vehicles, 3 to 5
 requests) is one copy of ``crab_gym.parallel_env("Realm-P3-v0")``; its vehicles are envs of one
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (f"random, registered single-env policy ({args.random_episodes} episodes/instance)", single_random, 0),
     ]
     result = {
-        "command": "python benchmarks/marl_p3.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python benchmarks/ridesharing_marl.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "instances": instances,
         "timesteps": args.timesteps,
         "seed": args.seed,

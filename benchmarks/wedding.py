@@ -1,6 +1,6 @@
 """Realm-P5-v0 / Realm-P8-v0 in one run: env speed, oracle solve time, baseline optimality.
 
-    python benchmarks/p5_p8.py [--episodes 10] [--seconds 3]
+    python benchmarks/wedding.py [--episodes 10] [--seconds 3]
 
 Prints, for each id: steps/s of random legal play (mask-uniform actions, whole episodes, at
 least ``--seconds``; P8 with ``adaptation_reference="oracle"``, so that no re-solve runs when

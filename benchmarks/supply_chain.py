@@ -2,7 +2,7 @@
 mean optimality of doing nothing, of the greedy heuristic and of random legal play on the
 shipped instances.
 
-    python benchmarks/p10.py
+    python benchmarks/supply_chain.py
 
 Steps/s: random legal actions on p10_small_00 and p10_large_00 for a fixed number of steps
 (episode ends included: each ends with the adaptation re-solve, which is counted). Oracle:

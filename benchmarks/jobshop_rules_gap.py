@@ -1,6 +1,6 @@
 """Gap of each dispatching rule to the reference makespan on Taillard's ta01-ta10.
 
-    python benchmarks/p11_rules_gap.py [--instances ta01 ta02 ...]
+    python benchmarks/jobshop_rules_gap.py [--instances ta01 ta02 ...]
 
 Prints a Markdown table: one row per instance, one column per rule, values are
 ``100 * (makespan - reference) / reference`` (reference = proven optimum for ta01-ta10).
