@@ -64,7 +64,7 @@ def test_p4_overloaded_plan_ends_the_episode_without_a_solver_failure():
     """An overloaded vehicle at a disruption used to give the re-solve a start load above its
     capacity ("CP Solver fail"); the episode now ends with metrics that report the overload."""
     # the earlier default instance (kept as test data since the shipped P4 set was regenerated)
-    env = gym.make("Realm-P4-v0", instance=str(Path(__file__).parent / "p3_p4" / "data" / "issue22_p4_small_01.json"))
+    env = gym.make("Realm-P4-v0", instance=str(Path(__file__).parent / "ridesharing" / "data" / "issue22_p4_small_01.json"))
     env.reset(seed=0)
     calls = [
         {"name": "dispatch", "arguments": {"vehicle": "v2", "stop": "pickup:p1"}},

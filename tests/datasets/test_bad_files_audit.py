@@ -31,10 +31,10 @@ from crab_gym.envs.realm.thanksgiving.model import INSTANCE_DIRS as P6_DIRS
 from crab_gym.envs.realm.wedding.formats import load_p5, load_p8
 from crab_gym.envs.realm.wedding.model import INSTANCE_DIRS as P5_DIRS
 from tests.datasets.test_bad_files import bad_file
-from tests.p5_p8.upstream_files import p5_mapping
-from tests.p6_p9.conftest import UPSTREAM_P6
-from tests.p7.test_formats import UPSTREAM as UPSTREAM_P7
-from tests.p10.test_formats import UPSTREAM as UPSTREAM_P10
+from tests.disaster_relief.test_formats import UPSTREAM as UPSTREAM_P7
+from tests.supply_chain.test_formats import UPSTREAM as UPSTREAM_P10
+from tests.thanksgiving.conftest import UPSTREAM_P6
+from tests.wedding.upstream_files import p5_mapping
 
 
 @pytest.fixture(autouse=True)

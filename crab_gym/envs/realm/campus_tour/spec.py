@@ -10,7 +10,7 @@ P1 = ProblemSpec(
     upstream_marks=("distances", "time_windows"),
     heuristics=(NamedHeuristic("p1_insertion", "heuristics:InsertionTourPolicy",
                                "plans a route by cheapest feasible insertion, then visits it stop by stop"),),
-    docs="docs/campus_tour.md", tests="tests/p1_p2",
+    docs="docs/campus_tour.md", tests="tests/campus_tour",
 )
 
 SPECS = (P1,)

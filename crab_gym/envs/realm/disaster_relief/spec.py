@@ -10,7 +10,7 @@ P7 = ProblemSpec(
     upstream_marks=("resources",),
     heuristics=(NamedHeuristic("p7_greedy", "heuristics:GreedyReliefPolicy",
                                "each free vehicle sends the load that earns most severity-weighted need met now"),),
-    multiagent=True, disruptions=True, docs="docs/disaster_relief.md", tests="tests/p7",
+    multiagent=True, disruptions=True, docs="docs/disaster_relief.md", tests="tests/disaster_relief",
 )
 
 SPECS = (P7,)

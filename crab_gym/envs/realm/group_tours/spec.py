@@ -10,7 +10,7 @@ P2 = ProblemSpec(
     upstream_marks=("visitor_groups", "tour_guides"),
     heuristics=(NamedHeuristic("p2_earliest_start", "heuristics:EarliestStartPolicy",
                                "earliest-preferred group first, to the guide who can start it soonest"),),
-    multiagent=True, docs="docs/group_tours.md", tests="tests/p1_p2",
+    multiagent=True, docs="docs/group_tours.md", tests="tests/group_tours",
 )
 
 SPECS = (P2,)

@@ -8,7 +8,7 @@ identity and, for k = 1..m, operation k swaps its machine with that of a positio
 uniformly from k..m with the *machine seed*.
 
 This implementation reproduces all 80 published instances ta01-ta80 from their published
-seeds, matrix for matrix (checked against the shipped library by ``tests/p11``).
+seeds, matrix for matrix (checked against the shipped library by ``tests/jobshop``).
 """
 
 from __future__ import annotations

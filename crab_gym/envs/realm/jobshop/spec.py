@@ -22,7 +22,7 @@ P11 = ProblemSpec(
                        greedy=name == "MWKR", style="fixed")
         for name, what in RULES
     ),
-    docs="docs/jobshop.md", tests="tests/p11",
+    docs="docs/jobshop.md", tests="tests/jobshop",
 )
 
 SPECS = (P11,)

@@ -11,7 +11,7 @@ P3 = ProblemSpec(
     generate="generator:generate_p3", check="check:check", reference="references:p3_reference",
     upstream="formats:from_upstream_p3", upstream_keys=("city_map", "ride_requests"),
     upstream_marks=("city_map", "ride_requests"),
-    heuristics=(GREEDY,), multiagent=True, docs="docs/ridesharing.md", tests="tests/p3_p4",
+    heuristics=(GREEDY,), multiagent=True, docs="docs/ridesharing.md", tests="tests/ridesharing",
 )
 
 P4 = ProblemSpec(
@@ -20,7 +20,7 @@ P4 = ProblemSpec(
     generate="generator:generate_p4", check="check:check", reference="references:p4_reference",
     upstream="formats:from_upstream_p4", upstream_keys=("city_map", "ride_requests", "disruptions"),
     upstream_marks=("city_map", "ride_requests"),
-    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/ridesharing.md", tests="tests/p3_p4",
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/ridesharing.md", tests="tests/ridesharing",
 )
 
 SPECS = (P3, P4)

@@ -9,7 +9,7 @@ solve from day 0 that knows them all (one worker, a deterministic time limit, so
 gives the same records on any machine), proven optimal (``status``, ``bound``), and its
 plan. The adaptive oracle's episode (it learns of each disruption when it strikes) is
 recorded beside it (``adaptive_value``, ``adaptive_status``, ``adaptive_solves``). The
-oracle is checked against exhaustive search on tiny generated instances in ``tests/p10``
+oracle is checked against exhaustive search on tiny generated instances in ``tests/supply_chain``
 (the shipped small ones are too large for it).
 """
 

@@ -12,7 +12,7 @@ P10 = ProblemSpec(
         "p10_greedy", "heuristics:greedy_action",
         "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier",
         style="action"),),
-    multiagent=True, disruptions=True, docs="docs/supply_chain.md", tests="tests/p10",
+    multiagent=True, disruptions=True, docs="docs/supply_chain.md", tests="tests/supply_chain",
 )
 
 SPECS = (P10,)

@@ -11,7 +11,7 @@ P6 = ProblemSpec(
     generate="generator:generate_p6", check="check:check", reference="references:p6_reference",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members"),
     upstream_marks=("cooking_tasks", "family_members"),
-    heuristics=(GREEDY,), multiagent=True, docs="docs/thanksgiving.md", tests="tests/p6_p9",
+    heuristics=(GREEDY,), multiagent=True, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
 )
 
 P9 = ProblemSpec(
@@ -20,7 +20,7 @@ P9 = ProblemSpec(
     generate="generator:generate_p9", check="check:check", reference="references:p9_reference",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members", "disruptions"),
     upstream_marks=("cooking_tasks", "family_members"),
-    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/thanksgiving.md", tests="tests/p6_p9",
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
 )
 
 SPECS = (P6, P9)

@@ -12,7 +12,7 @@ P5 = ProblemSpec(
     generate="generator:generate_p5", check="check:check", reference="references:p5_reference",
     upstream="formats:from_upstream_p5", upstream_keys=("guests", "errands", "travel_times"),
     upstream_marks=("travel_times",),
-    heuristics=(GREEDY,), multiagent=True, docs="docs/wedding.md", tests="tests/p5_p8",
+    heuristics=(GREEDY,), multiagent=True, docs="docs/wedding.md", tests="tests/wedding",
 )
 
 P8 = ProblemSpec(
@@ -21,7 +21,7 @@ P8 = ProblemSpec(
     generate="generator:generate_p8", check="check:check", reference="references:p8_reference",
     upstream="formats:from_upstream_p8", upstream_keys=("guests", "errands", "travel_times", "disruptions"),
     upstream_marks=("travel_times",),
-    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/wedding.md", tests="tests/p5_p8",
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/wedding.md", tests="tests/wedding",
 )
 
 SPECS = (P5, P8)

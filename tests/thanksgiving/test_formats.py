@@ -15,7 +15,7 @@ import pytest
 from crab_gym.datasets import load_realm_instance
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.thanksgiving.formats import load_p6, load_p9
-from tests.p6_p9.conftest import TINY, UPSTREAM_P6, upstream_p9
+from tests.thanksgiving.conftest import TINY, UPSTREAM_P6, upstream_p9
 
 
 def _repairs(load, data) -> tuple[object, list[str]]:

@@ -14,7 +14,7 @@ import crab_gym  # noqa: F401
 from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.coordination import solo_cost, solo_plan
-from tests.p6_p9.conftest import TINY
+from tests.thanksgiving.conftest import TINY
 
 #: By hand: the oven holds turkey then pie (600-690-730), dad fetched by car2 at once (home 690)
 #: cooks gravy 690-710, car1 fetches kid (60 minutes). Dinner 730: 130 + 0.01 x 90.

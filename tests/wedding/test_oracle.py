@@ -13,7 +13,7 @@ from crab_gym.envs.realm.wedding.generator import generate_p5
 from crab_gym.envs.realm.wedding.oracle import routes_by_id, solo_value, solve_p5
 from crab_gym.envs.realm.wedding.oracle_cpsat import solve_cpsat
 from crab_gym.envs.realm.wedding.sim import WeddingSim, simulate_plan
-from tests.p5_p8.bruteforce import brute_force
+from tests.wedding.bruteforce import brute_force
 
 TINY = [generate_p5("small", seed, n_guests=2, n_errands=2, n_vehicles=2) for seed in range(6)]
 

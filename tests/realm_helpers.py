@@ -1,8 +1,11 @@
-"""Shared helpers for the P1/P2 tests."""
+"""Helpers shared by the campus_tour (P1) and group_tours (P2) tests: their ids, registration,
+rolling a policy out, random masked play and comparing the env's metrics with the checker's."""
 
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
+import pytest
 
 P1_ID, P2_ID = "Realm-P1-v0", "Realm-P2-v0"
 
@@ -27,3 +30,21 @@ def run_policy(env, policy, seed=0, max_steps=500):
         if terminated or truncated:
             return info, total, step
     raise AssertionError("episode did not end")
+
+
+def metrics_match(env_metrics, checked):
+    """Each metric the checker computed equals the env's."""
+    for key, value in checked.items():
+        assert env_metrics[key] == pytest.approx(value), key
+
+
+def random_masked(env, seed):
+    """A seeded policy that picks uniformly among the legal flat actions."""
+    rng = np.random.default_rng(seed)
+    base = env.unwrapped
+
+    def policy(obs, info):
+        legal = np.flatnonzero(obs["action_mask"])
+        return base.codec.flat_to_call(int(rng.choice(legal)))
+
+    return policy

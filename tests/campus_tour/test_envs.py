@@ -1,4 +1,4 @@
-"""Realm-P1-v0 and Realm-P2-v0: Gymnasium contract, masks, plans, metrics and rendering."""
+"""Realm-P1-v0: Gymnasium contract, masks, plans, metrics and rendering."""
 
 import inspect
 
@@ -14,39 +14,14 @@ from crab_gym.envs.realm.campus_tour.formats import load_p1, shipped_p1_names
 from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
-from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference
-from crab_gym.envs.realm.group_tours.checker import check_p2
-from crab_gym.envs.realm.group_tours.env import GroupToursEnv
-from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
-from crab_gym.envs.realm.group_tours.heuristics import EarliestStartPolicy
-from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
-from crab_gym.envs.realm.group_tours.references import shipped_p2_references
-
-from .helpers import P1_ID, P2_ID, ensure_registered, run_policy
+from tests.realm_helpers import P1_ID, ensure_registered, metrics_match, random_masked, run_policy
 
 ensure_registered()
 
 METRICS = ("planning_quality", "optimality", "constraint_satisfaction")
 
 
-def _metrics_match(env_metrics, checked):
-    for key, value in checked.items():
-        assert env_metrics[key] == pytest.approx(value), key
-
-
-def _random_masked(env, seed):
-    rng = np.random.default_rng(seed)
-    base = env.unwrapped
-
-    def policy(obs, info):
-        legal = np.flatnonzero(obs["action_mask"])
-        return base.codec.flat_to_call(int(rng.choice(legal)))
-
-    return policy
-
-
-# ------------------------------------------------------------------------------ contract
 @pytest.mark.parametrize(
     "env_id,kwargs",
     [
@@ -54,10 +29,6 @@ def _random_masked(env, seed):
         (P1_ID, {"instance": "p1_medium_02", "render_mode": "rgb_array"}),
         (P1_ID, {"instance": "p1_small_03", "render_mode": "ansi"}),
         (P1_ID, {"generator": 4, "reference": 60}),
-        (P2_ID, {}),
-        (P2_ID, {"instance": "p2_medium_04", "render_mode": "rgb_array"}),
-        (P2_ID, {"instance": "p2_large_01", "render_mode": "ansi"}),
-        (P2_ID, {"generator": {"n_groups": 5, "n_guides": 2}, "reference": 100}),
     ],
 )
 def test_check_env_through_gym_make(env_id, kwargs):
@@ -66,7 +37,7 @@ def test_check_env_through_gym_make(env_id, kwargs):
     env.close()
 
 
-@pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
+@pytest.mark.parametrize("cls", [CampusTourEnv])
 def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
     params = inspect.signature(cls).parameters
     shared = {"reference": None, "reference_solve": "deferred", "render_mode": None, "invalid_action_penalty": 0.0,
@@ -79,19 +50,6 @@ def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
     assert (env.render_mode, env.invalid_action_penalty, env.progress_weight, env.optimality_weight,
             env.reference_solve) == ("ansi", 0.25, 0.1, 0.9, "inline")
     assert env.reference.value == 3.0
-
-
-def test_realm_keywords_needs_options_and_no_clash():
-    def plain(self, instance=None):
-        pass
-
-    def clashing(self, instance=None, *, render_mode=None, **options):
-        pass
-
-    with pytest.raises(TypeError, match="must take \\*\\*options"):
-        realm_keywords(plain)
-    with pytest.raises(TypeError, match="names shared keywords itself: render_mode"):
-        realm_keywords(clashing)
 
 
 def test_p1_spaces_and_first_observation():
@@ -107,18 +65,6 @@ def test_p1_spaces_and_first_observation():
     assert info["clock"] == 510 and info["location"] == "entrance" and info["metrics"] == {}
 
 
-def test_p2_spaces_and_first_observation():
-    env = gym.make(P2_ID)
-    obs, info = env.reset(seed=0)
-    base = env.unwrapped
-    assert base.instance.name == "p2_small_00"
-    assert [t["function"]["name"] for t in base.tools()] == ["assign", "submit_plan"]
-    plan_schema = base.tools()[1]["function"]["parameters"]["properties"]["assignments"]
-    assert set(plan_schema["properties"]) == {"guide1", "guide2"}
-    assert base.codec.n_flat == 6 * 2 and obs["action_mask"].all()
-    assert obs["group_arrival"].tolist() == [g.arrival for g in base.instance.groups]
-
-
 def test_generator_mode_is_fixed_by_the_seed():
     env = gym.make(P1_ID, generator={"n_targets": 5, "size": "medium"})
     a = env.reset(seed=3)[0]
@@ -128,14 +74,8 @@ def test_generator_mode_is_fixed_by_the_seed():
     env.reset(seed=4)
     assert env.unwrapped.instance != inst_a
     assert env.unwrapped.instance.locations == inst_a.locations  # same actions every episode
-    env2 = gym.make(P2_ID, generator={"n_groups": 6, "n_guides": 3})
-    env2.reset(seed=11)
-    first = env2.unwrapped.instance
-    env2.reset(seed=11)
-    assert env2.unwrapped.instance == first
 
 
-# ------------------------------------------------------------------------------ P1 acting
 def test_p1_masked_visit_is_refused_and_changes_nothing():
     env = gym.make(P1_ID, instance="p1_small_00", invalid_action_penalty=0.1)
     obs, _ = env.reset(seed=0)
@@ -184,7 +124,7 @@ def test_p1_oracle_plan_scores_one(name):
     assert m["optimality"] == 1.0 and m["planning_quality"] == 1.0 and m["constraint_satisfaction"] == 1.0
     assert m["travel_minutes"] == rec["value"] and reward == pytest.approx(1.0)
     assert info["solution"]["route"] == rec["plan"]["route"]
-    _metrics_match(m, check_p1(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
+    metrics_match(m, check_p1(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
 
 
 def test_p1_plan_after_some_visits_and_plan_errors():
@@ -218,7 +158,7 @@ def test_p1_infeasible_plan_is_scored_not_refused():
     m = info["metrics"]
     assert info["valid"] and not m["feasible"] and m["optimality"] == 0.0
     assert m["constraint_satisfaction"] < 1.0
-    _metrics_match(m, check_p1(inst, plan, 61).metrics)
+    metrics_match(m, check_p1(inst, plan, 61).metrics)
     # skipping a location: planning quality counts the visited share
     env.reset(seed=0)
     *_, info = env.unwrapped.submit_plan({"route": ["entrance", "admin_building", "entrance"]})
@@ -233,17 +173,17 @@ def test_p1_greedy_policy_is_feasible_and_checked_independently(name):
     assert m["feasible"] and m["planning_quality"] == 1.0 and 0.75 < m["optimality"] <= 1.0
     check = check_p1(env.unwrapped.instance, {"route": info["solution"]["route"]}, m["reference"])
     assert check.feasible and check.cost == m["travel_minutes"]
-    _metrics_match(m, check.metrics)
+    metrics_match(m, check.metrics)
     assert ret == pytest.approx(0.5 + 0.5 * m["optimality"])
     assert steps == env.unwrapped.instance.n
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_p1_random_masked_rollouts_agree_with_the_checker(seed):
+def test_p1random_masked_rollouts_agree_with_the_checker(seed):
     env = gym.make(P1_ID, instance="p1_medium_01")
-    info, ret, _ = run_policy(env, _random_masked(env, seed), seed=seed)
+    info, ret, _ = run_policy(env, random_masked(env, seed), seed=seed)
     check = check_p1(env.unwrapped.instance, info["solution"], info["metrics"]["reference"])
-    _metrics_match(info["metrics"], check.metrics)
+    metrics_match(info["metrics"], check.metrics)
     assert check.constraints["route_shape"] and 0.0 <= ret <= 1.0
 
 
@@ -257,107 +197,7 @@ def test_p1_small_generated_episode_scores_against_brute_force():
     assert metrics["reference"] == best and metrics["optimality"] == 1.0
 
 
-# ------------------------------------------------------------------------------ P2 acting
-def test_p2_assign_uses_the_earliest_free_slot_and_masks():
-    env = gym.make(P2_ID, instance="p2_small_00")
-    env.reset(seed=0)
-    base = env.unwrapped
-    inst = base.instance
-    g1 = inst.groups[0]
-    *_, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
-    assert info["valid"] and base.schedule.start[0] == max(g1.arrival, inst.guides[0].available_from)
-    *_, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide2"}})
-    assert not info["valid"] and "already has a guide" in info["error"]
-    mask = base.action_masks().reshape(6, 2)
-    assert not mask[0].any() and mask[1:].all()
-    # group2 goes to guide1 after group1's tour (or before it, if it fits)
-    env.step({"name": "assign", "arguments": {"group": "group2", "guide": "guide1"}})
-    a, b = sorted(base.schedule.start[:2])
-    assert b - a >= inst.tour_duration
-
-
-# coordination: the oracle's tours per guide against the even split of the groups;
-# p2_medium_01's optimum leads 4, 5, 3 of 12 tours (fair: 4, 4, 4), trading one tour of
-# balance for less waiting, so 11 of its 12 tours lie within fair shares; one guide alone
-# would keep 4 of them: (11 - 4)/(12 - 4)
-@pytest.mark.parametrize(
-    ("name", "coordination"), [("p2_small_03", 1.0), ("p2_medium_01", 7 / 8), ("p2_large_04", 1.0)]
-)
-def test_p2_oracle_plan_scores_one(name, coordination):
-    env = gym.make(P2_ID, instance=name)
-    env.reset(seed=0)
-    rec = shipped_p2_references()[name]
-    obs, reward, term, trunc, info = env.unwrapped.submit_plan(rec["plan"])
-    m = info["metrics"]
-    assert term and m["optimality"] == 1.0 and m["cost"] == rec["value"]
-    assert m["planning_quality"] == m["constraint_satisfaction"] == 1.0
-    assert m["coordination"] == pytest.approx(coordination)
-    assert reward == pytest.approx(1.0)
-    _metrics_match(m, check_p2(env.unwrapped.instance, info["solution"], rec["value"]).metrics)
-
-
-def test_p2_plan_must_keep_earlier_assignments_and_list_groups_once():
-    env = gym.make(P2_ID, instance="p2_small_00")
-    env.reset(seed=0)
-    plan = shipped_p2_references()["p2_small_00"]["plan"]
-    first = plan["assignments"]["guide2"][0]  # group3 with guide2
-    env.step({"name": "assign", "arguments": {"group": "group3", "guide": "guide1"}})
-    *_, info = env.unwrapped.submit_plan(plan)
-    assert not info["valid"] and "group3 is already assigned to guide1" in info["error"]
-    env.reset(seed=0)
-    doubled = {"assignments": {"guide1": [first], "guide2": [first]}}
-    *_, info = env.unwrapped.submit_plan(doubled)
-    assert not info["valid"] and "listed more than once" in info["error"]
-
-
-def test_p2_infeasible_plan_is_scored_with_its_violations():
-    env = gym.make(P2_ID, instance="p2_small_00")
-    env.reset(seed=0)
-    inst = env.unwrapped.instance
-    early = inst.groups[0].arrival - 30
-    plan = {"assignments": {"guide1": [{"group": "group1", "start": early}, {"group": "group2", "start": early + 10}]}}
-    *_, info = env.unwrapped.submit_plan(plan)
-    m = info["metrics"]
-    assert info["valid"] and not m["feasible"] and m["optimality"] == 0.0
-    check = check_p2(inst, plan, 45)
-    assert set(check.violations) >= {"group:group1", "no_overlap:guide1", "group:group3"}
-    _metrics_match(m, check.metrics)
-    assert m["coordination"] == 0.0  # guide1's two tours overlap: both listings conflict
-
-
-@pytest.mark.parametrize("name", ["p2_small_05", "p2_medium_04", "p2_large_00"])
-def test_p2_greedy_policy_is_feasible_and_checked_independently(name):
-    env = gym.make(P2_ID, instance=name)
-    info, ret, steps = run_policy(env, EarliestStartPolicy(env))
-    m = info["metrics"]
-    assert m["feasible"] and m["planning_quality"] == 1.0
-    check = check_p2(env.unwrapped.instance, {"assignments": info["solution"]["assignments"]}, m["reference"])
-    assert check.feasible and check.cost == m["cost"]
-    _metrics_match(m, check.metrics)
-    assert 0.0 < m["optimality"] <= 1.0 and steps == len(env.unwrapped.instance.groups)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_p2_random_masked_rollouts_agree_with_the_checker(seed):
-    env = gym.make(P2_ID, instance="p2_medium_02")
-    info, ret, _ = run_policy(env, _random_masked(env, seed), seed=seed)
-    check = check_p2(env.unwrapped.instance, info["solution"], info["metrics"]["reference"])
-    _metrics_match(info["metrics"], check.metrics)
-    assert 0.0 <= ret <= 1.0
-
-
-def test_p2_step_wise_oracle_order_reaches_the_optimum():
-    env = gym.make(P2_ID, instance="p2_small_01")
-    env.reset(seed=0)
-    best, plan = brute_force_p2(env.unwrapped.instance)
-    for guide, tours in plan.items():
-        for tour in tours:
-            *_, info = env.step({"name": "assign", "arguments": {"group": tour["group"], "guide": guide}})
-    assert info["metrics"]["cost"] == best and info["metrics"]["optimality"] == 1.0
-
-
-# ------------------------------------------------------------------------------ the reference
-@pytest.mark.parametrize("env_id, names", [(P1_ID, shipped_p1_names()), (P2_ID, shipped_p2_names())])
+@pytest.mark.parametrize("env_id, names", [(P1_ID, shipped_p1_names())])
 def test_reference_plan_is_the_submit_plan_arguments_that_score_one(env_id, names):
     for name in names:
         env = gym.make(env_id, instance=name)
@@ -371,7 +211,7 @@ def test_reference_plan_is_the_submit_plan_arguments_that_score_one(env_id, name
         assert m["reference"] == ref.value and m["reference_status"] == ref.status
 
 
-@pytest.mark.parametrize("env_id", [P1_ID, P2_ID])
+@pytest.mark.parametrize("env_id", [P1_ID])
 def test_a_given_reference_replaces_the_oracle(env_id):
     env = gym.make(env_id, reference=7)
     env.reset(seed=0)
@@ -381,34 +221,7 @@ def test_a_given_reference_replaces_the_oracle(env_id):
     assert env.unwrapped.reference.value == 7.0  # every instance of the env
 
 
-def test_reference_is_looked_up_again_for_a_new_instance():
-    env = gym.make(P2_ID, instance="p2_small_01")
-    env.reset(seed=0)
-    assert env.unwrapped.reference.source == "shipped"
-    edited = load_p2("p2_small_01").model_copy(update={"balance_weight": 0})
-    env.reset(seed=0, options={"instance": edited})
-    assert env.unwrapped.reference.status == "PENDING"  # not shipped: not solved by reading it (deferred)
-    ref = env.unwrapped.solved_reference()
-    assert ref.source == "solved" and ref.value == brute_force_p2(edited)[0]
-    *_, info = env.step({"name": "submit_plan", "arguments": ref.plan})
-    assert info["metrics"]["optimality"] == 1.0
-    env.reset(seed=0)  # the same instance again: the reference is kept, not solved again
-    assert env.unwrapped.reference is ref
-
-
-def test_p2_reset_after_a_submitted_plan_starts_afresh():
-    env = gym.make(P2_ID)
-    env.reset(seed=0)
-    env.step({"name": "submit_plan", "arguments": env.unwrapped.reference.plan})
-    assert not env.unwrapped.action_masks().any()
-    for options in (None, {"instance": "p2_small_00"}):
-        obs, _ = env.reset(seed=0, options=options)
-        assert obs["action_mask"].all() and env.unwrapped.action_masks().all()
-        *_, term, _, info = env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
-        assert info["valid"] and not term
-
-
-@pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
+@pytest.mark.parametrize("cls", [CampusTourEnv])
 def test_class_docstring_has_the_gymnasium_sections(cls):
     doc = cls.__doc__
     sections = ["Description", "Action Space", "Observation Space", "Rewards", "Starting State",
@@ -425,7 +238,6 @@ def test_class_docstring_has_the_gymnasium_sections(cls):
     assert not env.task_description.startswith("#") and "REALM-Bench" in env.task_description
 
 
-# ------------------------------------------------------------------------------ rendering
 def test_renders():
     env = gym.make(P1_ID, instance="p1_medium_00", render_mode="rgb_array")
     env.reset(seed=0)
@@ -437,12 +249,3 @@ def test_renders():
     text = gym.make(P1_ID, render_mode="ansi")
     text.reset(seed=0)
     assert "greenhouse [08:30-09:40], dormitory_north [09:15-10:45]" in text.render()
-    env = gym.make(P2_ID, instance="p2_small_00", render_mode="rgb_array")
-    env.reset(seed=0)
-    blank = env.render()
-    env.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
-    assert not np.array_equal(blank, env.render())
-    text = gym.make(P2_ID, render_mode="ansi")
-    text.reset(seed=0)
-    text.step({"name": "assign", "arguments": {"group": "group1", "guide": "guide1"}})
-    assert "guide1 [09:00-17:00, cap 15]: group1@09:00" in text.render()

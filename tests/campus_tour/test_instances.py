@@ -1,4 +1,4 @@
-"""Shipped P1/P2 instances, their references, and the seeded generators."""
+"""Realm-P1-v0: the shipped instances, their references and the seeded generator."""
 
 import dataclasses
 import itertools
@@ -15,61 +15,46 @@ from crab_gym.envs.realm.campus_tour.model import INSTANCE_DIR as P1_DIR
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
-from crab_gym.envs.realm.group_tours import build as p2_build
-from crab_gym.envs.realm.group_tours.checker import check_p2
-from crab_gym.envs.realm.group_tours.formats import load_p2, shipped_p2_names
-from crab_gym.envs.realm.group_tours.generator import generate_p2
-from crab_gym.envs.realm.group_tours.model import INSTANCE_DIR as P2_DIR
-from crab_gym.envs.realm.group_tours.model import P2Instance
-from crab_gym.envs.realm.group_tours.oracle import brute_force_p2
-from crab_gym.envs.realm.group_tours.references import shipped_p2_references
 
-SHIPPED = [("p1", n) for n in shipped_p1_names()] + [("p2", n) for n in shipped_p2_names()]
-
-
-def shipped_references(problem):
-    return shipped_p1_references() if problem == "p1" else shipped_p2_references()
+SHIPPED = [("p1", n) for n in shipped_p1_names()]
 
 
 def test_twenty_instances_per_problem_across_sizes():
-    for names, counts in ((shipped_p1_names(), p1_build.SHIPPED.counts), (shipped_p2_names(), p2_build.SHIPPED.counts)):
+    for names, counts in ((shipped_p1_names(), p1_build.SHIPPED.counts),):
         assert len(names) == 20
         for size, count in counts.items():
             assert sum(f"_{size}_" in n for n in names) == count
     assert [load_p1(n).n for n in shipped_p1_names() if "small" in n] == [9, 7, 8, 9, 9, 9, 7]
     assert max(load_p1(n).n for n in shipped_p1_names()) == 41
-    assert max(len(load_p2(n).groups) for n in shipped_p2_names()) == 30
 
 
 @pytest.mark.parametrize("problem,name", SHIPPED)
 def test_shipped_instance_has_a_feasible_reference(problem, name):
-    rec = shipped_references(problem)[name]
-    inst = load_p1(name) if problem == "p1" else load_p2(name)
+    rec = shipped_p1_references()[name]
+    inst = load_p1(name)
     assert rec["fingerprint"] == inst.fingerprint()
     assert rec["status"] in ("OPTIMAL", "FEASIBLE")
     assert rec["time_limit_s"] > 0 and rec["workers"] >= 1 and rec["solver"].startswith("ortools")
     # the stored plan is feasible and costs exactly the stored value (independent checker)
-    check = (check_p1 if problem == "p1" else check_p2)(inst, rec["plan"], rec["value"])
+    check = check_p1(inst, rec["plan"], rec["value"])
     assert check.feasible and check.cost == rec["value"]
     assert check.metrics["optimality"] == 1.0
     if "_small_" in name:  # exhaustive search agreed when the references were built
         assert rec["brute_force_value"] == rec["value"]
-    if problem == "p2":  # CP-SAT proved every shipped P2 reference
-        assert rec["status"] == "OPTIMAL"
-    else:  # routing proves nothing; a CP-SAT lower bound certifies (or brackets) the value
-        bound = rec["certificate"]["bound"]
-        assert bound <= rec["value"] and (rec["status"] == "OPTIMAL") == (bound == rec["value"])
+    # routing proves nothing; a CP-SAT lower bound certifies (or brackets) the value
+    bound = rec["certificate"]["bound"]
+    assert bound <= rec["value"] and (rec["status"] == "OPTIMAL") == (bound == rec["value"])
 
 
 @pytest.mark.parametrize("problem,name", SHIPPED)
 def test_shipped_files_are_what_the_build_script_generates(problem, name):
     _, size, k = name.split("_")
-    made = (generate_p1 if problem == "p1" else generate_p2)(size, seed=int(k), name=name)
-    on_disk = json.loads(((P1_DIR if problem == "p1" else P2_DIR) / f"{name}.json").read_text())
+    made = generate_p1(size, seed=int(k), name=name)
+    on_disk = json.loads((P1_DIR / f"{name}.json").read_text())
     assert made.model_dump(mode="json", exclude_none=True) == on_disk
 
 
-@pytest.mark.parametrize("build, folder", [(p1_build, P1_DIR), (p2_build, P2_DIR)])
+@pytest.mark.parametrize("build, folder", [(p1_build, P1_DIR)])
 def test_the_build_writes_the_shipped_files_and_header(tmp_path, build, folder):
     quick = dataclasses.replace(  # no solver: only the files and the header are compared
         build.SHIPPED, folder=tmp_path, counts={"small": 2, "large": 1}, exact=lambda inst: (-1, None),
@@ -90,12 +75,8 @@ def test_the_build_writes_the_shipped_files_and_header(tmp_path, build, folder):
 def test_generators_are_seeded():
     assert generate_p1("medium", 3) == generate_p1("medium", 3)
     assert generate_p1("medium", 3).travel != generate_p1("medium", 4).travel
-    assert generate_p2("large", 1) == generate_p2("large", 1)
-    assert generate_p2("large", 1).groups != generate_p2("large", 2).groups
     fixed = [generate_p1("small", s, n_targets=5).locations for s in range(3)]
     assert fixed[0] == fixed[1] == fixed[2] and len(fixed[0]) == 6
-    p2 = generate_p2("small", 7, n_groups=9, n_guides=4)
-    assert len(p2.groups) == 9 and len(p2.guides) == 4
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -130,22 +111,9 @@ def test_p1_shipped_set_discriminates_the_insertion_greedy_from_the_reference():
     assert check_p1(inst, {"route": insertion_route_p1(inst, restarts=16)}, 81).cost > 81
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_generated_p2_is_feasible(seed):
-    inst = generate_p2("small", 1000 + seed)
-    cost, plan = brute_force_p2(inst)
-    assert cost is not None
-    assert check_p2(inst, {"assignments": plan}, cost).feasible
-    for g in inst.groups:
-        assert 7 * 60 <= g.arrival <= g.preferred
-
-
 def test_models_reject_inconsistent_data():
     base = generate_p1("small", 0).model_dump()
     with pytest.raises(ValueError, match="4x4|9x9"):
         P1Instance.model_validate({**base, "travel": [[0] * 4] * 4})
     with pytest.raises(ValueError, match="open <= close"):
         P1Instance.model_validate({**base, "windows": [(600, 500)] * len(base["locations"])})
-    p2 = generate_p2("small", 0).model_dump()
-    with pytest.raises(ValueError, match="unique"):
-        P2Instance.model_validate({**p2, "guides": p2["guides"] + p2["guides"][:1]})

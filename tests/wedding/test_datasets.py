@@ -14,7 +14,7 @@ import pytest
 from crab_gym.datasets import InstanceFormatError, RealmRepairWarning, load_realm_instance
 from crab_gym.envs.realm.wedding.formats import load_p5, load_p8, shipped_p5_names, shipped_p8_names
 from crab_gym.envs.realm.wedding.model import P8Instance, WeddingInstance
-from tests.p5_p8.upstream_files import p5_mapping, p8_mapping
+from tests.wedding.upstream_files import p5_mapping, p8_mapping
 
 
 def _read(loader, data):

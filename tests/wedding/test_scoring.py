@@ -90,7 +90,7 @@ def test_adaptation_is_not_applicable_when_no_disruption_struck():
     """Was 1.0 for a feasible plan (and 0.0 for doing nothing) before any disruption."""
     from crab_gym.envs.realm.wedding.disruptions import TrafficDelay
     from crab_gym.envs.realm.wedding.env_disruptions import WeddingDisruptionEnv
-    from tests.p5_p8.test_env_p8 import line_town
+    from tests.wedding.test_env_p8 import line_town
 
     late = TrafficDelay(route="airport-venue", start=1000, duration=30, delay=10)
     for routes in ({"van": ["pickup:ana"]}, {"van": []}):
