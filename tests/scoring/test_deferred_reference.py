@@ -21,15 +21,20 @@ def _instance(env_id: str):
 
 
 def _play(env_id: str, inst, **kwargs) -> tuple[gym.Env, dict, float]:
-    """One seeded random episode: the env, its last info and its return."""
+    """One seeded random episode on a new env: the env, its last info and its return."""
     env = gym.make(env_id, instance=inst, **kwargs)
+    return (env, *_episode(env))
+
+
+def _episode(env: gym.Env) -> tuple[dict, float]:
+    """One seeded random episode: its last info and its return."""
     policy = RandomPolicy(env, seed=0)
     obs, info = env.reset(seed=0)
     total, done = 0.0, False
     while not done:
         obs, reward, terminated, truncated, info = env.step(policy(obs, info))
         total, done = total + reward, terminated or truncated
-    return env, info, total
+    return info, total
 
 
 def _records(folder) -> list[str]:
@@ -71,12 +76,7 @@ def test_the_same_env_gives_the_same_return_before_and_after_a_finish(env_id, tm
     env = gym.make(env_id, instance=_instance(env_id))
     returns = []
     for _ in range(2):
-        policy = RandomPolicy(env, seed=0)
-        obs, info = env.reset(seed=0)
-        total, done = 0.0, False
-        while not done:
-            obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-            total, done = total + reward, terminated or truncated
+        info, total = _episode(env)
         returns.append(total)
         assert finished_metrics(env, info)["optimality"] is not None
     assert returns[1] == pytest.approx(returns[0], abs=1e-12)
