@@ -1,6 +1,5 @@
 """Realm-P1-v0: Gymnasium contract, masks, plans, metrics and rendering."""
 
-import inspect
 
 import gymnasium as gym
 import numpy as np
@@ -35,21 +34,6 @@ def test_check_env_through_gym_make(env_id, kwargs):
     env = gym.make(env_id, **kwargs)
     check_env(env.unwrapped)
     env.close()
-
-
-@pytest.mark.parametrize("cls", [CampusTourEnv])
-def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
-    params = inspect.signature(cls).parameters
-    shared = {"reference": None, "reference_solve": "deferred", "render_mode": None, "invalid_action_penalty": 0.0,
-              "progress_weight": 0.5, "optimality_weight": 0.5}
-    assert list(params) == ["instance", "generator", *shared]
-    assert {k: params[k].default for k in shared} == shared
-    assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in ["generator", *shared])
-    env = cls(render_mode="ansi", invalid_action_penalty=0.25, progress_weight=0.1, optimality_weight=0.9, reference=3,
-              reference_solve="inline")
-    assert (env.render_mode, env.invalid_action_penalty, env.progress_weight, env.optimality_weight,
-            env.reference_solve) == ("ansi", 0.25, 0.1, 0.9, "inline")
-    assert env.reference.value == 3.0
 
 
 def test_p1_spaces_and_first_observation():

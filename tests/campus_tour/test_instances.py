@@ -1,6 +1,5 @@
 """Realm-P1-v0: the shipped instances, their references and the seeded generator."""
 
-import dataclasses
 import itertools
 import json
 
@@ -52,24 +51,6 @@ def test_shipped_files_are_what_the_build_script_generates(problem, name):
     made = generate_p1(size, seed=int(k), name=name)
     on_disk = json.loads((P1_DIR / f"{name}.json").read_text())
     assert made.model_dump(mode="json", exclude_none=True) == on_disk
-
-
-@pytest.mark.parametrize("build, folder", [(p1_build, P1_DIR)])
-def test_the_build_writes_the_shipped_files_and_header(tmp_path, build, folder):
-    quick = dataclasses.replace(  # no solver: only the files and the header are compared
-        build.SHIPPED, folder=tmp_path, counts={"small": 2, "large": 1}, exact=lambda inst: (-1, None),
-        reference=lambda inst: {"value": 0, "status": "FEASIBLE", "time_limit_s": 0},
-    )
-    records = quick.build(verbose=False)
-    prefix = build.SHIPPED.prefix
-    assert sorted(records) == [f"{prefix}_large_00", f"{prefix}_small_00", f"{prefix}_small_01"]
-    assert [r.get("brute_force_value") for r in records.values()] == [-1, -1, None]
-    for name in records:
-        assert (tmp_path / f"{name}.json").read_text() == (folder / f"{name}.json").read_text()
-    written = json.loads((tmp_path / "references.json").read_text())
-    shipped = json.loads((folder / "references.json").read_text())
-    assert written["regenerate"] == shipped["regenerate"] == f"python -m {build.__name__}"
-    assert {k: v for k, v in shipped.items() if k != "instances"}.items() <= build.SHIPPED.header.items()
 
 
 def test_generators_are_seeded():
