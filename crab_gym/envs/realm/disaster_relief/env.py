@@ -411,10 +411,15 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _get_obs(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance
-        R = len(inst.regions)
         acting = set(sim.acting())
         static = self._obs_static
         blocked = sim.blocked_regions()
+        remaining, on_time, late = _capped([  # one array for the three region x resource tables
+            [[max(0, n - sent[k]) for n, k in zip(need, RESOURCES)]  # sim.remaining
+             for need, sent in zip(self._need_rows, sim.committed)],
+            [[got[k] for k in RESOURCES] for got in sim.on_time],
+            [[got[k] for k in RESOURCES] for got in sim.late],
+        ])
         return {
             "clock": np.array([min(sim.now, MAX_MINUTE)], dtype=np.float32),
             "vehicle_free_at": np.array([min(s.free_at, MAX_MINUTE) for s in sim.vehicles], dtype=np.float32),
@@ -424,10 +429,9 @@ class DisasterReliefEnv(DisruptedRealmEnv):
             "travel": static["travel"].copy(),
             "stock": _capped([sim.stock[k] for k in RESOURCES]),
             "need": static["need"].copy(),
-            "remaining": _capped([[max(0, n - sent[k]) for n, k in zip(need, RESOURCES)]  # sim.remaining
-                                  for need, sent in zip(self._need_rows, sim.committed)]),
-            "received_on_time": _capped([[sim.on_time[r][k] for k in RESOURCES] for r in range(R)]),
-            "received_late": _capped([[sim.late[r][k] for k in RESOURCES] for r in range(R)]),
+            "remaining": remaining,
+            "received_on_time": on_time,
+            "received_late": late,
             "deadline": static["deadline"].copy(),
             "weight": static["weight"].copy(),
             "blocked": np.array([reg.id in blocked for reg in inst.regions], dtype=np.int8),

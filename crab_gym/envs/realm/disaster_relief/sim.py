@@ -11,9 +11,8 @@ the two.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crab_gym.envs.realm.common.event_clock import EventClock
@@ -23,7 +22,7 @@ from crab_gym.envs.realm.disaster_relief.model import (
     ResourceShortage,
     WeatherEvent,
     lost_units,
-    shortfall_points,
+    region_credit,
 )
 
 
@@ -79,6 +78,14 @@ class ReliefSim:
     violations: list[str] = field(default_factory=list)
     #: Loads arrived so far (``on_time``/``late`` change only then): a key for caches.
     arrivals: int = 0
+    #: Bumped by every method that changes the state: with the minute, the key of the per-state
+    #: caches below (change the state through the methods, or call :meth:`changed`).
+    version: int = field(default=0, compare=False, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Per region, the shortfall points its arrived loads spare (None: not worked out yet).
+    _credits: list[int] | None = field(default=None, compare=False, repr=False)
+    _needs: tuple[P7Instance, list[tuple[str, list[tuple[str, int]]]], int] | None = field(
+        default=None, compare=False, repr=False)
 
     @classmethod
     def start(cls, inst: P7Instance, schedule: Sequence[Any] = ()) -> ReliefSim:
@@ -95,11 +102,19 @@ class ReliefSim:
         return sim
 
     def copy(self) -> ReliefSim:
-        """An independent copy; the instance and the disruptions (frozen models) are shared."""
-        memo: dict[int, Any] = {id(self.inst): self.inst}
-        frozen = [*self.applied, *(what for _, (_, what) in self.clock.pending())]
-        memo.update((id(d), d) for d in frozen if isinstance(d, (WeatherEvent, ResourceShortage)))
-        return copy.deepcopy(self, memo)
+        """An independent copy; the instance and the disruptions (frozen models) are shared.
+        Written out (not ``deepcopy``): a disruption's snapshot takes one per episode."""
+        trips = {id(t): replace(t, load=dict(t.load)) for t in self.trips}
+        queue = [(t, n, (kind, trips[id(what)] if kind == "arrive" else what))  # loads under way: made trips
+                 for t, n, (kind, what) in self.clock._queue]
+        return ReliefSim(
+            inst=self.inst, clock=EventClock(self.clock.now, queue, self.clock._count),
+            vehicles=[replace(s) for s in self.vehicles], stock=dict(self.stock),
+            committed=[dict(c) for c in self.committed], on_time=[dict(c) for c in self.on_time],
+            late=[dict(c) for c in self.late], trips=[trips[id(t)] for t in self.trips], applied=list(self.applied),
+            violations=list(self.violations), arrivals=self.arrivals, version=self.version,
+            _credits=None if self._credits is None else list(self._credits), _needs=self._needs,
+        )
 
     # ------------------------------------------------------------------ reading the state
     @property
@@ -122,13 +137,36 @@ class ReliefSim:
         """Need of region ``r`` not yet sent (arrived or under way)."""
         return max(0, self.inst.need(r, resource) - self.committed[r][resource])
 
+    def changed(self) -> None:
+        """Drop the per-state caches (the methods that change the state call it)."""
+        self.version += 1
+        self._memo.clear()
+
+    def _state_memo(self) -> dict[Any, Any]:
+        """The caches of the current state (``acting``, ``legal_sends``): the env's settling
+        and its mask read the same answers, worked out once."""
+        memo, key = self._memo, (self.clock.now, self.version)
+        if memo.get("key") != key:
+            memo.clear()
+            memo["key"] = key
+        return memo
+
     def acting(self) -> list[int]:
-        """The vehicles that decide now."""
-        return [v for v, s in enumerate(self.vehicles) if not s.retired and s.free_at <= self.now]
+        """The vehicles that decide now (a new list; worked out once per state)."""
+        memo = self._state_memo()
+        known = memo.get("acting")
+        if known is None:
+            now = self.clock.now
+            known = memo["acting"] = [v for v, s in enumerate(self.vehicles) if not s.retired and s.free_at <= now]
+        return list(known)
 
     @property
     def done(self) -> bool:
-        return all(s.retired for s in self.vehicles) and not any(kind == "arrive" for _, (kind, _) in self.clock.pending())
+        return all(s.retired for s in self.vehicles) and not self._loads_under_way()
+
+    def _loads_under_way(self) -> bool:
+        """Whether a load is still to arrive (the clock's queue read unsorted: order is moot)."""
+        return any(event[0] == "arrive" for _, _, event in self.clock._queue)
 
     def send_load(self, v: int, r: int, resource: str) -> int:
         """Units ``send`` would load: the need left, capped by capacity and stock."""
@@ -155,18 +193,40 @@ class ReliefSim:
 
     def legal_sends(self, v: int) -> list[tuple[int, str]]:
         """Every ``(region, resource)`` that :meth:`why_not_send` allows for ``v`` (the mask's
-        hot path: the same rules, without building the reasons)."""
-        state, inst, now = self.vehicles[v], self.inst, self.now
+        hot path: the same rules, without building the reasons), by region then resource in
+        :data:`RESOURCES` order. Worked out once per state (a new list each call)."""
+        memo = self._state_memo()
+        known = memo.get(v)
+        if known is None:
+            known = memo[v] = self._legal_sends(v)
+        return list(known)
+
+    def _legal_sends(self, v: int) -> list[tuple[int, str]]:
+        state, inst, now = self.vehicles[v], self.inst, self.clock.now
         if state.retired or state.free_at > now:
             return []
         blocked = self._blocked_now()
-        out = []
-        for r, reg in enumerate(inst.regions):
-            if reg.id in blocked or now + inst.one_way[v][r] > inst.horizon:
+        stock, out = self.stock, []
+        for r, (rid, needs) in enumerate(self._ordered_needs()):
+            if rid in blocked or now + inst.one_way[v][r] > inst.horizon:
                 continue
             sent = self.committed[r]
-            out += [(r, k) for k, need in reg.needs.items() if need > sent[k] and self.stock[k] > 0]
-        return sorted(out, key=lambda rk: (rk[0], RESOURCES.index(rk[1])))
+            out += [(r, k) for k, need in needs if need > sent[k] and stock[k] > 0]
+        return out
+
+    def _ordered_needs(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """Per region: its id and its needs in :data:`RESOURCES` order (the mask's order)."""
+        return self._instance_facts()[1]
+
+    def _instance_facts(self) -> tuple[P7Instance, list[tuple[str, list[tuple[str, int]]]], int]:
+        """The instance, its :meth:`_ordered_needs` and its ``total_points``: worked out once
+        per instance (instances are frozen)."""
+        known = self._needs
+        if known is None or known[0] is not self.inst:
+            order = {k: i for i, k in enumerate(RESOURCES)}
+            rows = [(reg.id, sorted(reg.needs.items(), key=lambda kq: order[kq[0]])) for reg in self.inst.regions]
+            known = self._needs = (self.inst, rows, self.inst.total_points)
+        return known
 
     def blocked_regions(self) -> set[str]:
         """The ids of the regions a weather block covers now (what :meth:`blocked` says of each)."""
@@ -195,6 +255,7 @@ class ReliefSim:
     def inject(self, d: Any) -> None:
         """Schedule a disruption (it fires when the clock reaches its start; at once if past)."""
         self.clock.schedule(d.start, ("fire", d))
+        self.changed()
 
     def depart(self, v: int, r: int, load: dict[str, int]) -> Trip:
         """Carry out a trip now (the caller has checked it)."""
@@ -207,6 +268,7 @@ class ReliefSim:
         self.trips.append(trip)
         state = self.vehicles[v]
         state.free_at, state.busy_until, state.trips = trip.back, trip.back, state.trips + 1
+        self.changed()
         self.clock.schedule(trip.arrive, ("arrive", trip))
         self.clock.schedule(trip.back, ("back", v))
         return trip
@@ -218,9 +280,11 @@ class ReliefSim:
         nxt = self.next_event_after_now()
         state.waiting = True
         state.free_at = nxt if nxt is not None else self.inst.horizon
+        self.changed()
 
     def retire(self, v: int) -> None:
         self.vehicles[v].retired = True
+        self.changed()
 
     def advance(self) -> list[Any]:
         """Move to the next event and apply what is due then (waiting vehicles wake up); the
@@ -231,6 +295,7 @@ class ReliefSim:
             for state in self.vehicles:
                 if state.waiting:
                     state.waiting, state.free_at = False, min(state.free_at, self.now)
+        self.changed()
         return fired
 
     def process_due(self) -> list[Any]:
@@ -239,6 +304,8 @@ class ReliefSim:
 
     def _apply(self, events: list[Any]) -> list[Any]:
         fired = []
+        if events:
+            self.changed()
         for kind, what in events:
             if kind == "fire":
                 d = what
@@ -254,7 +321,13 @@ class ReliefSim:
                 for k, q in what.load.items():
                     box[what.region][k] += q
                 self.arrivals += 1
+                self._credit_again(what.region)
         return fired
+
+    def _credit_again(self, r: int) -> None:
+        """A load arrived in region ``r``: its credit (in :meth:`points`) is stale."""
+        if self._credits is not None:
+            self._credits[r] = region_credit(self.inst, r, self.on_time[r], self.late[r])
 
     def run_plan(
         self, trips: Sequence[tuple[int, int, dict[str, int], int]], on_fire: Callable[[list[Any]], None] | None = None
@@ -303,13 +376,20 @@ class ReliefSim:
         fired = []
         for state in self.vehicles:
             state.retired = True
-        while any(kind == "arrive" for _, (kind, _) in self.clock.pending()):
+        self.changed()
+        while self._loads_under_way():
             fired += self.advance()
         return fired
 
     # ------------------------------------------------------------------ results
     def points(self) -> int:
-        return shortfall_points(self.inst, self.on_time, self.late)
+        """Shortfall points now (:func:`~.model.shortfall_points`; a region's credit is worked
+        out again only when a load arrives there)."""
+        credits = self._credits
+        if credits is None:
+            inst, on_time, late = self.inst, self.on_time, self.late
+            credits = self._credits = [region_credit(inst, r, on_time[r], late[r]) for r in range(len(inst.regions))]
+        return self._instance_facts()[2] - sum(credits)
 
     def minutes(self) -> int:
         return sum(t.back - t.depart for t in self.trips)
@@ -331,3 +411,4 @@ class ReliefSim:
     def allocations(self) -> dict[str, dict[str, int]]:
         """REALM's shape: units sent to each region per resource."""
         return {reg.id: {k: q for k, q in self.committed[r].items() if q} for r, reg in enumerate(self.inst.regions)}
+
