@@ -342,23 +342,24 @@ class ThanksgivingEnv(RealmEnv):
 
     def _get_obs(self) -> dict[str, Any]:
         k, inst = self.kitchen, self.instance
-
-        def times(values: list[int | None]) -> np.ndarray:
-            return clipped([-1 if v is None else v for v in values], -1, DAY)
-
         obs = {key: value.copy() for key, value in self._obs_static.items()}
         obs["clock"] = np.array([min(k.now, DAY)], dtype=np.float32)
-        obs["task_status"] = np.array(
-            [0 if t not in k.cooked else 2 if k.task_done(t) else 1 for t in inst.task_ids], dtype=np.int64
+        cooked, now = k.cooked, k.now
+        obs["task_status"] = np.array(  # k.task_done: ended by now
+            [0 if t not in cooked else 2 if cooked[t].end <= now else 1 for t in inst.task_ids], dtype=np.int64
         )
-        obs["task_end"] = times([k.cooked[t].end if t in k.cooked else None for t in inst.task_ids])
-        obs["member_landing"] = times([k.known_landing(m) if m in inst.travellers else None for m in inst.member_ids])
-        obs["member_home_at"] = times(k.expected_homes(inst.member_ids))
-        obs["member_busy_until"] = clipped(k.busy_untils(inst.member_ids), 0, DAY)
-        obs["car_free_at"] = clipped([k.known_free_at(c) for c in inst.car_ids], 0, DAY)
-        obs["car_at_airport"] = np.array(
-            [k.car_place(c) == "airport" and k.car_free_at(c) <= k.now for c in inst.car_ids], dtype=np.int8
-        )
+        members, landings = inst.member_ids, k.known_landings()
+        T, M = len(inst.tasks), len(members)
+        every = clipped([  # one array for the three tables of times (each a view of it; -1: none)
+            *[cooked[t].end if t in cooked else -1 for t in inst.task_ids],
+            *[landings.get(m, -1) for m in members],  # k.known_landing of the travellers
+            *[-1 if at is None else at for at in k.expected_homes(members)],
+        ], -1, DAY)
+        obs["task_end"], obs["member_landing"], obs["member_home_at"] = every[:T], every[T:T + M], every[T + M:]
+        free_at, at_airport = k.car_views(inst.car_ids)
+        busy = clipped([*k.busy_untils(members), *free_at], 0, DAY)
+        obs["member_busy_until"], obs["car_free_at"] = busy[:M], busy[M:]
+        obs["car_at_airport"] = np.array(at_airport, dtype=np.int8)
         obs["kitchen_free"] = np.array([max(0, inst.kitchen_capacity - len(k.running()))], dtype=np.int64)
         obs["action_mask"] = self._current_mask().astype(np.int8)
         return obs
@@ -426,17 +427,25 @@ class ThanksgivingEnv(RealmEnv):
         mask = np.zeros(self.codec.n_flat, dtype=bool)
         if self._submitted:
             return mask
-        base = self.codec.flat_offsets
-        M = len(inst.members)
-        for c, car in enumerate(inst.car_ids):
-            for m in inst.travellers:
-                mask[base["send_car"] + c * M + inst.member_index[m]] = k.can_send(car, m)
-        running = k.running()
-        for t, task in enumerate(inst.task_ids):
-            for cook in inst.skilled(task):
-                mask[base["start_task"] + t * M + inst.member_index[cook]] = k.can_start(task, cook, running)
-        mask[base["wait"]] = k.can_wait()
+        sends, starts = self._mask_index()
+        mask[sends] = [ok for row in k.sendable(inst.car_ids, inst.travellers) for ok in row]  # k.can_send
+        mask[starts] = k.startable()  # k.can_start
+        mask[self.codec.flat_offsets["wait"]] = k.can_wait()
         return mask
+
+    def _mask_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where each ``(car, traveller)`` send and each ``(task, skilled cook)`` start sits in
+        the mask, in the orders of :meth:`Kitchen.sendable` and :meth:`Kitchen.startable`
+        (worked out once per instance)."""
+        inst = self.instance
+        known = getattr(self, "_mask_index_of", None)
+        if known is None or known[0] is not inst:
+            base, M, at = self.codec.flat_offsets, len(inst.members), inst.member_index
+            sends = [base["send_car"] + c * M + at[m] for c in range(len(inst.cars)) for m in inst.travellers]
+            starts = [base["start_task"] + t * M + at[cook] for t, (_, cooks, _, _) in enumerate(inst.task_rows)
+                      for cook in cooks]
+            known = self._mask_index_of = (inst, np.array(sends, dtype=np.intp), np.array(starts, dtype=np.intp))
+        return known[1], known[2]
 
     def _extra_info(self) -> dict[str, Any]:
         ready = self.kitchen.ready

@@ -207,9 +207,8 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     def _get_obs(self) -> dict[str, Any]:
         obs = super()._get_obs()
         k, inst = self.kitchen, self.instance
-        obs["member_delay"] = clipped(
-            [k.known_landing(m) - inst.landing(m) if m in inst.travellers else 0 for m in inst.member_ids], 0, 2880
-        )
+        known = k.known_landings()  # k.known_landing of each traveller
+        obs["member_delay"] = clipped([known[m] - inst.landing(m) if m in known else 0 for m in inst.member_ids], 0, 2880)
         return obs
 
     def _extra_info(self) -> dict[str, Any]:

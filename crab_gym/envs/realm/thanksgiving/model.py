@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -208,12 +209,32 @@ class ThanksgivingInstance(BaseModel):
         extra = sum(d.delay for d in delays if d.flight == flight)
         return self.flight_arrival[flight] + extra
 
+    def landings(self, delays: Sequence[FlightDelay] = ()) -> dict[str, int]:
+        """:meth:`landing` of every traveller, given the ``delays`` in force (each flight's
+        delays summed once)."""
+        extra: dict[str, int] = {}
+        for d in delays:
+            extra[d.flight] = extra.get(d.flight, 0) + d.delay
+        return {m.member_id: self.flight_arrival[m.flight] + extra.get(m.flight, 0)
+                for m in self.members if m.flight is not None}
+
     def skilled(self, task: str) -> list[str]:
         """The members who can cook ``task``, in member order."""
         return [m.member_id for m in self.members if task in m.skills]
 
     def predecessors(self, task: str) -> list[str]:
         return [a for a, b in self.dependencies if b == task]
+
+    @cached_property
+    def cooks_of(self) -> dict[str, list[str]]:
+        """:meth:`skilled` of every task, worked out once (the mask reads it on every step)."""
+        return {t: self.skilled(t) for t in self.task_ids}
+
+    @cached_property
+    def task_rows(self) -> list[tuple[str, list[str], bool, list[str]]]:
+        """Per task in order: its id, :meth:`skilled` cooks, whether it needs the oven, and
+        its :meth:`predecessors`, worked out once (the mask reads them on every step)."""
+        return [(t.task_id, self.cooks_of[t.task_id], t.oven, self.predecessors(t.task_id)) for t in self.tasks]
 
     def static(self) -> ThanksgivingInstance:
         """This dinner without its flight delays (the P6 problem of a P9 instance)."""

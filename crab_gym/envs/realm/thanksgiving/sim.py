@@ -17,9 +17,8 @@ state (a car's trips, a cook's tasks) is kept by stable actor id for the multi-a
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crab_gym.envs.realm.common.env import clock as hhmm
@@ -71,6 +70,10 @@ class Kitchen:
     announced: list[FlightDelay] = field(default_factory=list)
     #: The state just after the first delay was announced (the adaptation metric replans from it).
     first_announcement: Kitchen | None = None
+    #: Each member's landing under a set of delays (:meth:`_landings`), per set: the observation
+    #: and the mask ask for them on every step; the delays change a few times an episode.
+    _landing_memo: dict[tuple[FlightDelay, ...], dict[str, int]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def start_of(cls, inst: ThanksgivingInstance, delays: list[FlightDelay] | tuple[FlightDelay, ...] = ()) -> Kitchen:
@@ -82,7 +85,14 @@ class Kitchen:
         return k
 
     def copy(self) -> Kitchen:
-        return copy.deepcopy(self, {id(self.inst): self.inst})  # the instance is read-only: shared
+        """An independent copy; the instance and the delays (frozen models) are shared. Written
+        out (not ``deepcopy``): the first announcement takes one per episode."""
+        return Kitchen(
+            self.inst, self.true_delays, self.clock.copy(),
+            [replace(t, members=list(t.members)) for t in self.trips], {t: replace(c) for t, c in self.cooked.items()},
+            list(self.announced), None if self.first_announcement is None else self.first_announcement.copy(),
+            dict(self._landing_memo),
+        )
 
     # ================================================================== questions
     @property
@@ -97,11 +107,25 @@ class Kitchen:
 
     def landing(self, member: str) -> int:
         """When ``member`` really lands (delays included, announced or not)."""
-        return self.inst.landing(member, self.true_delays)
+        return self._landings(self.true_delays).get(member) or self.inst.landing(member, self.true_delays)
 
     def known_landing(self, member: str) -> int:
         """When ``member`` lands as far as the family knows now."""
-        return self.inst.landing(member, self.announced)
+        return self._landings(self.announced).get(member) or self.inst.landing(member, self.announced)
+
+    def known_landings(self) -> dict[str, int]:
+        """:meth:`known_landing` of every traveller (read only)."""
+        return self._landings(self.announced)
+
+    def _landings(self, delays: Sequence[FlightDelay]) -> dict[str, int]:
+        """``inst.landing(m, delays)`` of every traveller ``m``, worked out once per set of delays."""
+        key = tuple(delays)
+        known = self._landing_memo.get(key)
+        if known is None:
+            if len(self._landing_memo) > 8:  # delays come a few at a time: keep the recent sets
+                self._landing_memo.clear()
+            known = self._landing_memo[key] = self.inst.landings(delays)
+        return known
 
     def trip_of(self, member: str) -> Trip | None:
         return next((t for t in self.trips if member in t.members), None)
@@ -129,11 +153,18 @@ class Kitchen:
     def expected_homes(self, members: Sequence[str]) -> list[int | None]:
         """:meth:`expected_home` of each of ``members``, finding the trips in one pass (the
         observation asks for every member on every step)."""
+        trip_of, inst = self._first_trips(), self.inst
+        start, at = inst.start_time, inst.member_index
+        return [self.known_times(trip_of[m])[1] if m in trip_of  # else home_at(m), found no trip
+                else start if inst.members[at[m]].flight is None else None for m in members]
+
+    def _first_trips(self) -> dict[str, Trip]:
+        """:meth:`trip_of` of every member fetched, in one pass over the trips."""
         trip_of: dict[str, Trip] = {}
         for t in self.trips:
             for m in t.members:
                 trip_of.setdefault(m, t)  # the first trip, as trip_of() finds it
-        return [self.home_at(m) if m not in trip_of else self.known_times(trip_of[m])[1] for m in members]
+        return trip_of
 
     def busy_untils(self, cooks: Sequence[str]) -> list[int]:
         """:meth:`busy_until` of each of ``cooks``, in one pass over the tasks cooked."""
@@ -157,6 +188,16 @@ class Kitchen:
         """When the car is back home, as far as the family knows now."""
         trips = self.car_trips(car)
         return self.known_times(trips[-1])[1] if trips else self.inst.start_time
+
+    def car_views(self, cars: Sequence[str]) -> tuple[list[int], list[bool]]:
+        """Per car, :meth:`known_free_at` and whether it waits idle at the airport
+        (:meth:`car_place` is the airport and :meth:`car_free_at` is past): one pass over the
+        trips for the observation."""
+        last: dict[str, Trip] = {t.car: t for t in self.trips}
+        inst, now, start = self.inst, self.now, self.inst.start_time
+        free = [self.known_times(last[c])[1] if c in last else start for c in cars]
+        idle_there = [c not in last and inst.cars[inst.car_index[c]].start == AIRPORT and start <= now for c in cars]
+        return free, idle_there
 
     def car_place(self, car: str) -> str:
         """Where the car waits when idle: its start place until its first trip, then home."""
@@ -224,6 +265,20 @@ class Kitchen:
             return len(trip.members) < self.inst.cars[self.inst.car_index[car]].seats
         return self.car_free_at(car) <= self.now
 
+    def sendable(self, cars: Sequence[str], members: Sequence[str]) -> list[list[bool]]:
+        """:meth:`can_send` of every car (rows) and member (columns), the lookups done once."""
+        fetched = {m for t in self.trips for m in t.members}
+        fetchable = [m in self.inst.travellers and m not in fetched for m in members]
+        rows = []
+        for car in cars:
+            trip = self.joinable(car)
+            if trip is not None:
+                free = len(trip.members) < self.inst.cars[self.inst.car_index[car]].seats
+            else:
+                free = self.car_free_at(car) <= self.now
+            rows.append([free and ok for ok in fetchable])
+        return rows
+
     def send(self, car: str, member: str) -> Trip:
         """``car`` fetches ``member``: joins the car's trip still at the airport, else leaves now."""
         trip = self.joinable(car)
@@ -271,13 +326,40 @@ class Kitchen:
             return False
         return not (inst.tasks[inst.task_index[task]].oven and any(self._oven(c.task) for c in running))
 
+    def startable(self) -> list[bool]:
+        """:meth:`can_start` of every task and each of its cooks, in the order of
+        ``inst.task_rows`` (the cooks: :meth:`~.model.ThanksgivingInstance.skilled`, so the
+        skill holds), the lookups done once."""
+        inst, now, cooked = self.inst, self.now, self.cooked
+        running = self.running()
+        full = len(running) >= inst.kitchen_capacity
+        oven_busy = any(self._oven(c.task) for c in running)
+        done = {t for t, c in cooked.items() if c.end <= now}
+        free = self._home_now()
+        free -= {c.cook for c in cooked.values() if c.end > now}  # busy_until(cook) > now
+        out: list[bool] = []
+        for task, cooks, oven, preds in inst.task_rows:
+            if full or task in cooked or (oven and oven_busy) or not all(p in done for p in preds):
+                out += [False] * len(cooks)
+            else:
+                out += [cook in free for cook in cooks]
+        return out
+
+    def _home_now(self) -> set[str]:
+        """The members :meth:`is_home` says are home, in one pass."""
+        inst, now, trip_of = self.inst, self.now, self._first_trips()
+        home = {m for m, t in trip_of.items() if t.home <= now}
+        if inst.start_time <= now:
+            home.update(m.member_id for m in inst.members if m.flight is None)
+        return home
+
     def start(self, task: str, cook: str) -> CookedTask:
         """``cook`` starts ``task`` now."""
         return self._start(task, cook, self.now)
 
     def can_wait(self) -> bool:
         """Whether anything is still to happen (a task ending, a car coming home, a delay)."""
-        return any(not self._stale(e) for _, e in self.clock.pending())
+        return any(not self._stale(e) for _, _, e in self.clock._queue)  # pending(), unsorted: order is moot
 
     def wait(self) -> list[str]:
         """Advance to the next event and carry it out; what happened, in words."""
