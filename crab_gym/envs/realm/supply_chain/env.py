@@ -378,16 +378,22 @@ class SupplyChainEnv(DisruptedRealmEnv):
                         shortage[s, c] = 1
             else:
                 breakdown[STAGES.index(d.facility)] = 1
+        amounts = _amounts([  # one array for every amount (each entry a view of it)
+            sim.day, max(0, sim.budget_left()), max(0, sim.shortfall()), *sim.on_hand,
+            sim.stock[0], sim.stock[1], sim.delivered, *sim.made_today,
+            *[sim.supplier_left(s, c) for s in range(S) for c in range(C)], *[sim.facility_left(k) for k in range(3)],
+        ])
+        at = 6 + C  # day, budget, demand, on hand (C), stage stock (3)
         return {
-            "day": _amounts([sim.day]),
-            "budget_left": _amounts([max(0, sim.budget_left())]),
-            "demand_left": _amounts([max(0, sim.shortfall())]),
-            "on_hand": _amounts(sim.on_hand),
-            "stage_stock": _amounts([sim.stock[0], sim.stock[1], sim.delivered]),
-            "made_today": _amounts(sim.made_today),
+            "day": amounts[0:1],
+            "budget_left": amounts[1:2],
+            "demand_left": amounts[2:3],
+            "on_hand": amounts[3:3 + C],
+            "stage_stock": amounts[3 + C:at],
+            "made_today": amounts[at:at + 3],
             "arrivals": arrivals,
-            "supplier_left": _amounts([[sim.supplier_left(s, c) for c in range(C)] for s in range(S)]),
-            "facility_left": _amounts([sim.facility_left(k) for k in range(3)]),
+            "supplier_left": amounts[at + 3:at + 3 + S * C].reshape(S, C),
+            "facility_left": amounts[at + 3 + S * C:],
             "price": self._obs_static["price"].copy(),
             "lead_time": self._obs_static["lead_time"].copy(),
             "shortage": shortage,
@@ -438,9 +444,10 @@ class SupplyChainEnv(DisruptedRealmEnv):
         if sim.done:
             return mask
         mask[self._flat_next] = True
+        coming = sim.coming()  # once, not per component-supplier pair
         for c in range(len(self.instance.components)):
             for s in range(len(self.instance.suppliers)):
-                left = sim.order_room(c, s)
+                left = sim.order_room(c, s, coming)
                 for q in LEVELS:
                     if q <= left:
                         mask[self._flat_order[c, s, q]] = True

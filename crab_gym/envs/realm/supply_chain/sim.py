@@ -147,12 +147,33 @@ class SupplySim:
 
     def supplier_left(self, s: int, c: int) -> int:
         """Units of ``c`` supplier ``s`` can still take orders for today."""
-        cap = supplier_capacity(self.inst, self.fired, s, c, self.day)
-        return max(0, cap - self.ordered_today[s][c])
+        return max(0, self._capacities()[0][s][c] - self.ordered_today[s][c])
 
     def facility_left(self, k: int) -> int:
         """Units stage ``k`` can still make today."""
-        return max(0, facility_capacity(self.inst, self.fired, k, self.day) - self.made_today[k])
+        return max(0, self._capacities()[1][k] - self.made_today[k])
+
+    def _capacities(self) -> tuple[list[list[int]], list[int]]:
+        """:func:`~.model.supplier_capacity` of every ``[s][c]`` and
+        :func:`~.model.facility_capacity` of every stage today: worked out once per day and
+        set of disruptions struck (``fired`` only grows), not on every mask and observation."""
+        inst, day, fired = self.inst, self.clock.now, self.fired
+        key = (day, len(fired), inst)
+        known = self.__dict__.get("_capacity_memo")
+        if known is None or known[0] != key:
+            suppliers = [[supplier_capacity(inst, fired, s, c, day) for c in range(len(inst.components))]
+                         for s in range(len(inst.suppliers))]
+            facilities = [facility_capacity(inst, fired, k, day) for k in range(len(STAGES))]
+            known = self._capacity_memo = (key, suppliers, facilities)
+        return known[1], known[2]
+
+    def coming(self) -> list[int]:
+        """Units of each component on their way (:meth:`in_transit` summed per component)."""
+        out = [0] * len(self.inst.components)
+        for _, _, event in self.clock._queue:  # pending(), unsorted: a sum's order is moot
+            if event[0] == "arrive":
+                out[event[1]] += event[2]
+        return out
 
     def budget_left(self) -> int:
         return self.inst.budget - self.spent
@@ -205,11 +226,12 @@ class SupplySim:
                 return 0, f"the budget left ({self.budget_left()}) does not pay one unit at {cost}"
         return left, ""
 
-    def still_needed(self, c: int) -> int:
-        """Units of ``c`` the demand still needs beyond those on hand or on their way."""
+    def still_needed(self, c: int, coming: list[int] | None = None) -> int:
+        """Units of ``c`` the demand still needs beyond those on hand or on their way
+        (``coming``: :meth:`coming`, when the caller has it already)."""
         inst = self.inst
-        coming = sum(q for _, cc, q in self.in_transit() if cc == c)
-        return max(0, inst.need(c) - inst.components[c].bom * self.assembled - self.on_hand[c] - coming)
+        on_way = (self.coming() if coming is None else coming)[c]
+        return max(0, inst.need(c) - inst.components[c].bom * self.assembled - self.on_hand[c] - on_way)
 
     def order_useful(self, c: int, s: int) -> tuple[int, str]:
         """:meth:`order_limit` narrowed to what can still help: arriving in time to be
@@ -226,9 +248,9 @@ class SupplySim:
             return 0, f"the demand needs no more {self.inst.components[c].name}"
         return min(left, need), ""
 
-    def order_room(self, c: int, s: int) -> int:
+    def order_room(self, c: int, s: int, coming: list[int] | None = None) -> int:
         """:meth:`order_useful`'s amount alone (the mask's hot path: the same rules, no
-        reasons built)."""
+        reasons built; ``coming``: :meth:`coming`, when the caller has it already)."""
         inst = self.inst
         eta = self.day + inst.suppliers[s].lead_time
         if self.done or eta > inst.last_arrival(c) or eta > inst.end_day - PACKAGING:
@@ -239,7 +261,7 @@ class SupplySim:
             left = min(left, self.budget_left() // price)
         if left <= 0:
             return 0
-        return max(0, min(left, self.still_needed(c)))
+        return max(0, min(left, self.still_needed(c, coming)))
 
     def produce_useful(self, k: int) -> tuple[int, str]:
         """:meth:`produce_limit` narrowed to what can still be packaged by the plan's last day."""
