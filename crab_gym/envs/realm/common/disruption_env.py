@@ -221,7 +221,7 @@ class DisruptedRealmEnv(RealmEnv):
     def _defer_adaptation(self) -> bool:
         """True (skip the re-solve; the episode's metrics then say ``adaptation_pending``) in
         the ``"deferred"`` mode, unless :meth:`finish_adaptation` is running it now."""
-        if self.adaptation_mode == "deferred" and not self._finishing_adaptation:
+        if self.adaptation_mode == "deferred" and not self._finishing:
             self._adaptation_deferred = True
             return True
         return False

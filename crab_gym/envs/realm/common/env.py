@@ -257,7 +257,7 @@ class RealmEnv(CrabEnv):
         self._pending: Any = None
         self._last_event = ""
         self._adaptation_deferred = False  # the finished episode's adaptation solve waits
-        self._finishing_adaptation = False  # finish_metrics() is running the deferred solves now
+        self._finishing = False  # finish_metrics() is running the deferred solves now
         self._graph_of: tuple[Any, nx.DiGraph] | None = None  # (instance, its graph)
 
     # ------------------------------------------------------------------ the reference
@@ -271,9 +271,9 @@ class RealmEnv(CrabEnv):
         if self._reference is None:
             if self._fixed_reference is not None:
                 self._reference, self._reference_solved = Reference.given(self._fixed_reference), False
-            elif self._reference_pending and self._solves_deferred():
+            elif self._reference_pending and self._defers_solves():
                 return self._waiting_reference()
-            elif not self._look_up_reference(solve=not self._solves_deferred()):
+            elif not self._look_up_reference(solve=not self._defers_solves()):
                 return self._waiting_reference()
         return self._reference
 
@@ -305,9 +305,9 @@ class RealmEnv(CrabEnv):
         self._reference = None
         self._reference_pending = self._reference_solved = False
 
-    def _solves_deferred(self) -> bool:
+    def _defers_solves(self) -> bool:
         """Whether a solve asked for now waits for :meth:`finish_metrics`."""
-        return self.reference_solve == "deferred" and not self._finishing_adaptation
+        return self.reference_solve == "deferred" and not self._finishing
 
     def _waiting_reference(self) -> Reference:
         """What stands for a reference that waits for its solve: the provisional yardstick; but
@@ -381,7 +381,7 @@ class RealmEnv(CrabEnv):
         compute), else against the provisional yardstick (0 where there is none): never a
         solve inside ``step()``, and the same return for the same plan whatever has been
         solved or cached before (a reference a solve gave is not used for the reward)."""
-        if not self._solves_deferred():
+        if not self._defers_solves():
             return self._optimality()
         if self._reference is not None and self._reference_solved:  # finish_metrics() solved it
             return self._with_reference(self._provisional_reference())
@@ -405,7 +405,7 @@ class RealmEnv(CrabEnv):
     def _episode_end_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The episode's metrics without a solve inside ``step()``: what needs a solve that
         waits is None and ``optimality_pending`` says so; :meth:`finish_metrics` fills it in."""
-        if not self._solves_deferred():
+        if not self._defers_solves():
             return self._final_info()
         try:
             with deferring_solves():
@@ -432,8 +432,8 @@ class RealmEnv(CrabEnv):
         if not self._next_instance(options):
             self._restart()
         if self.reference_shapes_episode and self._reference is None and self._fixed_reference is None:
-            # looked up at every reset of the instance, so the reward may use it too
-            self._reference, self._reference_pending, self._reference_solved = self._solve_reference(), False, False
+            self._look_up_reference(solve=True)
+            self._reference_solved = False  # looked up at every reset of the instance: the reward may use it
         self._pending = None
         self._last_event = ""
         self._adaptation_deferred = False
@@ -477,7 +477,7 @@ class RealmEnv(CrabEnv):
 
     # ------------------------------------------------------------------ deferred solves
     # (an env with disruptions defers its re-solve: DisruptedRealmEnv._defer_adaptation in
-    # common.disruption_env sets _adaptation_deferred unless _finishing_adaptation)
+    # common.disruption_env sets _adaptation_deferred unless _finishing)
     def finish_metrics(self) -> dict[str, Any]:
         """Run the solves the finished episode deferred -- the adaptation re-solve, the
         reference (and solo baselines) of an instance that had none shipped or cached -- and
@@ -489,14 +489,14 @@ class RealmEnv(CrabEnv):
         ``adaptation_reference="resolve"``, which solve inside the last ``step()``."""
         if not self._terminated:
             raise RuntimeError("finish_metrics() needs a finished episode: step until terminated first")
-        self._finishing_adaptation, self._adaptation_deferred = True, False
+        self._finishing, self._adaptation_deferred = True, False
         if self._reference_pending:
             self._forget_reference()
         try:
             self.reference  # noqa: B018 - looked up (solved) now, outside any deferral
             metrics, _ = self._final_info()
         finally:
-            self._finishing_adaptation = False
+            self._finishing = False
             if self.reference_solve == "deferred":  # what was solved here is not kept for the
                 self._cache.pop("per_instance", None)  # next episodes' deferred lookups
         return self._complete_metrics(metrics)
