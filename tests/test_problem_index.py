@@ -17,6 +17,7 @@ from crab_gym.datasets.upstream import convert_upstream
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.problem_spec import ROLES
 from crab_gym.envs.realm.common.upstream import detect_problem
+from crab_gym.envs.realm.common.viewer import Viewer
 from crab_gym.envs.realm.index import FAMILIES, problem_spec, problem_specs
 from crab_gym.envs.registration import env_specs, multiagent_ids, realm_ids
 
@@ -40,6 +41,9 @@ def test_every_part_a_spec_names_exists(spec):
         part = spec.part(role)
         if getattr(spec, role) is None:
             assert part is None
+            continue
+        if role == "viewer":  # the env's default viewer (tests/common/test_viewer.py shows it)
+            assert isinstance(part, Viewer) and spec.part("env").viewer is part
             continue
         assert callable(part), f"{spec.problem} {role}: {spec.entry_point(role)}"
     assert issubclass(spec.part("env"), gym.Env)

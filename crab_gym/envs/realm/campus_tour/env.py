@@ -21,7 +21,7 @@ from crab_gym.envs.realm.campus_tour.formats import FILES
 from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.references import reference_p1
-from crab_gym.envs.realm.campus_tour.render import render_image, render_text
+from crab_gym.envs.realm.campus_tour.render import VIEWER
 from crab_gym.envs.realm.campus_tour.sim import Tour
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
 from crab_gym.envs.realm.common.env import clock as _clock
@@ -180,6 +180,7 @@ class CampusTourEnv(RealmEnv):
     """
 
     instance_source = SOURCE
+    viewer = VIEWER
     reference_lookup = staticmethod(reference_p1)
 
     @checked_init
@@ -358,9 +359,3 @@ class CampusTourEnv(RealmEnv):
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"route": [...]}``."""
         return self.step({"name": "submit_plan", "arguments": {"route": list(plan["route"])}})
 
-    # ================================================================== rendering
-    def _render_text(self) -> str:
-        return render_text(self.instance, self.tour)
-
-    def _render_image(self) -> np.ndarray:
-        return render_image(self.instance, self.tour)

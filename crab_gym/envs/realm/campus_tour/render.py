@@ -13,6 +13,7 @@ from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.sim import Tour
 from crab_gym.envs.realm.common.env import classical_mds
 from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.viewer import StateViewer
 
 
 def render_text(inst: P1Instance, t: Tour) -> str:
@@ -147,3 +148,7 @@ def _draw_walk(canvas: Canvas, inst: P1Instance, t: Tour, left: float, right: fl
             canvas.text(x_used + 3, y1 + 2, walked, INK)
     else:
         canvas.text(left, y1 + 2, f"{t.walked} min walked, no limit", INK)
+
+
+#: The env's default viewer (``render()``, ``describe()``): these two functions of its state.
+VIEWER = StateViewer(render_text, render_image, state=lambda env: (env.tour,))

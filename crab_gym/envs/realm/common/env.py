@@ -33,6 +33,7 @@ from crab_gym.envs.realm.common.references import (
     optimality_ratio,
     solves_deferred,
 )
+from crab_gym.envs.realm.common.viewer import Viewer, check_viewer
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).
@@ -220,7 +221,9 @@ class RealmEnv(CrabEnv):
       action to carry out; it is dropped after every step, so a stale plan never runs.
       ``self._last_event`` (the step's event text) is cleared before every step.
     * **Words and pictures**: :attr:`task_description` and :meth:`describe` for LLM prompts,
-      ``render()`` for ``ansi``/``rgb_array`` (the family's ``_render_text``/``_render_image``).
+      ``render()`` for ``ansi``/``rgb_array``: the env's :attr:`viewer` part
+      (:class:`~crab_gym.envs.realm.common.viewer.Viewer`, the family's by default,
+      ``viewer=`` another one).
 
     A family implements problem-level hooks only; it never overrides ``step``, ``reset`` or
     ``_after_action``.
@@ -243,12 +246,18 @@ class RealmEnv(CrabEnv):
     #: of the best known relief): it is then looked up at ``reset()`` -- solved there for an
     #: instance with none shipped or cached -- whatever ``reference_solve`` says.
     reference_shapes_episode: ClassVar[bool] = False
+    #: How the env is shown (``render()``, ``describe()``): the family's viewer part, which the
+    #: ``viewer=`` keyword replaces for one env.
+    viewer: ClassVar[Viewer | None] = None
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None,
-                 reference_solve: Literal["deferred", "inline"] = "deferred", **kwargs: Any) -> None:
+                 reference_solve: Literal["deferred", "inline"] = "deferred", viewer: Viewer | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
         if reference_solve not in ("deferred", "inline"):
             raise ValueError(f'reference_solve must be "deferred" or "inline", got {reference_solve!r}')
+        if check_viewer(viewer) is not None:
+            self.viewer = viewer
         self.reference_solve = reference_solve
         self._fixed_reference = None if reference is None else float(reference)
         self._reference: Reference | None = None
@@ -543,18 +552,21 @@ class RealmEnv(CrabEnv):
         return " ".join(doc.split())
 
     def describe(self) -> str:
-        """The current state in words (the text render)."""
-        return self._render_text()
+        """The current state in words (the viewer's text)."""
+        return self._text()
 
     def render(self) -> Any:
         if self.render_mode == "ansi":
-            return self._render_text()
+            return self._text()
         if self.render_mode == "rgb_array":
-            return self._render_image()
+            return self.viewer.image(self) if self.viewer is not None else self._render_image()
         return None
 
-    def _render_text(self) -> str:
+    def _text(self) -> str:
+        return self.viewer.text(self) if self.viewer is not None else self._render_text()
+
+    def _render_text(self) -> str:  # TRANSITIONAL: until every family declares its viewer
         raise NotImplementedError
 
-    def _render_image(self) -> np.ndarray:
+    def _render_image(self) -> np.ndarray:  # TRANSITIONAL
         raise NotImplementedError

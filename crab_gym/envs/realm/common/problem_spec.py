@@ -19,6 +19,7 @@ role           signature
 ``upstream``   ``convert(data: dict, source: str) -> instance``: an upstream REALM file
 ``check``      ``check(instance, plan) -> PlanCheck``: the independent plan checker
 ``reference``  ``reference(instance) -> Reference``: the yardstick of optimality
+``viewer``     a :class:`~crab_gym.envs.realm.common.viewer.Viewer`: ``text(env)``, ``image(env)``
 ``vector_env`` the native vector env class (``gym.make_vec``), or None
 =============  =====================================================================
 
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 #: The roles a spec names, in the order the docs list them.
-ROLES = ("env", "names", "load", "generate", "upstream", "check", "reference", "vector_env")
+ROLES = ("env", "names", "load", "generate", "upstream", "check", "reference", "viewer", "vector_env")
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class ProblemSpec:
         package: the family's package (``__package__`` of its ``spec.py``); parts are
             ``"module:attribute"`` inside it.
         env, names, load, generate, check, reference: the parts every problem has.
+        viewer: how the env is shown (``render()``, ``describe()``): the env's default viewer.
         upstream: the upstream REALM-Bench converter, or None (P11 reads the job-shop formats).
         upstream_keys: the keys that mark an upstream file of this problem (detection order is
             the index's: a problem whose keys extend another's comes first).
@@ -86,6 +88,7 @@ class ProblemSpec:
     generate: str
     check: str
     reference: str
+    viewer: str | None = None
     upstream: str | None = None
     upstream_keys: tuple[str, ...] = ()
     upstream_marks: tuple[str, ...] = ()

@@ -26,7 +26,7 @@ from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.references import reference_p2
-from crab_gym.envs.realm.group_tours.render import render_image, render_text
+from crab_gym.envs.realm.group_tours.render import VIEWER
 from crab_gym.envs.realm.group_tours.sim import Schedule
 
 DEFAULT_INSTANCE = "p2_small_00"
@@ -207,6 +207,7 @@ class GroupToursEnv(RealmEnv):
     """
 
     instance_source = SOURCE
+    viewer = VIEWER
     reference_lookup = staticmethod(reference_p2)
     #: Each guide is an agent (``crab_gym.parallel_env``); when every guide passes, the tours
     #: so far are submitted as the plan (see :meth:`joint_pass_call`).
@@ -386,9 +387,3 @@ class GroupToursEnv(RealmEnv):
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for ``{"assignments": ...}``."""
         return self.step({"name": "submit_plan", "arguments": {"assignments": plan["assignments"]}})
 
-    # ================================================================== rendering
-    def _render_text(self) -> str:
-        return render_text(self.instance, self.schedule)
-
-    def _render_image(self) -> np.ndarray:
-        return render_image(self.instance, self.schedule)

@@ -12,6 +12,7 @@ import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on, short_id
 from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.sim import Schedule
 
@@ -133,3 +134,7 @@ def _draw_guide(canvas: Canvas, c: _Chart, inst: P2Instance, s: Schedule, k: int
         if a > pref:
             canvas.rect(x(pref), y0 + 1, x(a) + 1, y0 + 4, ORANGE)
             canvas.rect(x(pref), y0 + 1, x(pref) + 2, y0 + 6, ORANGE)
+
+
+#: The env's default viewer (``render()``, ``describe()``): these two functions of its state.
+VIEWER = StateViewer(render_text, render_image, state=lambda env: (env.schedule,))

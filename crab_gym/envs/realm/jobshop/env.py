@@ -24,12 +24,13 @@ from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
 from crab_gym.envs.realm.common.references import Reference
-from crab_gym.envs.realm.jobshop import render as rendering
+from crab_gym.envs.realm.common.viewer import Viewer
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import instance_reference, literature, yardstick
+from crab_gym.envs.realm.jobshop.render import VIEWER
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 RewardMode = Literal["default", "makespan"]
@@ -227,6 +228,7 @@ class JobShopEnv(RealmEnv):
     #: instance's own values, else the solver's (see
     #: :func:`~crab_gym.envs.realm.jobshop.references.yardstick`; ``reference="bound"``: no solver).
     reference_lookup = staticmethod(yardstick)
+    viewer = VIEWER
 
     @checked_init
     def __init__(
@@ -241,6 +243,7 @@ class JobShopEnv(RealmEnv):
         invalid_action_penalty: float = 0.0,
         progress_weight: float = 0.5,
         optimality_weight: float = 0.5,
+        viewer: Viewer | None = None,
     ) -> None:
         if reward_mode not in ("default", "makespan"):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
@@ -258,7 +261,7 @@ class JobShopEnv(RealmEnv):
             _make_actions(inst.n_jobs), reference=None if self._bound_only else reference,
             reference_solve=reference_solve, render_mode=render_mode,
             invalid_action_penalty=invalid_action_penalty, progress_weight=progress_weight,
-            optimality_weight=optimality_weight,
+            optimality_weight=optimality_weight, viewer=viewer,
         )
         self._max_p = max(int(max_p), 1)
         self.observation_space = observation_space_for(inst, self._max_p, self.codec.n_flat)
@@ -506,12 +509,6 @@ class JobShopEnv(RealmEnv):
         """``55 (optimum)``: the reference makespan and its kind."""
         return f"{self.reference.value} ({self._reference_kind()})"
 
-    # ================================================================== rendering
-    def _render_text(self) -> str:
-        return rendering.text(self.instance, self.schedule, self.reference.value, self._reference_kind())
-
-    def _render_image(self) -> np.ndarray:
-        return rendering.draw(self.instance, self.schedule, self.reference.value, self._reference_kind())
 
 
 def observation_space_for(inst: JSSPInstance, max_p: int, n_flat: int) -> spaces.Dict:

@@ -7,11 +7,12 @@ import math
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on
+from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 
-def text(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> str:
+def render_text(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> str:
     """The schedule per machine as text (``render_mode="ansi"``): each job's interval on it."""
     s, inst = schedule, instance
     lines = [
@@ -29,7 +30,7 @@ def text(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, ki
     return "\n".join(lines) + "\n"
 
 
-def draw(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> np.ndarray:
+def render_image(instance: JSSPInstance, schedule: JobShopSchedule, reference: float, kind: str) -> np.ndarray:
     """A Gantt chart (``render_mode="rgb_array"``): one row per machine, one colour per job,
     the makespan (black) and the reference (red) as vertical lines, a time axis and a key."""
     s, inst = schedule, instance
@@ -86,3 +87,8 @@ def _nice_step(raw: float) -> int:
         if k * base >= raw:
             return int(k * base)
     return int(10 * base)
+
+
+#: The env's default viewer: the schedule so far, against the reference makespan and its kind.
+VIEWER = StateViewer(render_text, render_image,
+                     state=lambda env: (env.schedule, env.reference.value, env._reference_kind()))

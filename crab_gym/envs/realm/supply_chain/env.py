@@ -31,7 +31,7 @@ from crab_gym.envs.realm.supply_chain.generator import generate_p10
 from crab_gym.envs.realm.supply_chain.model import MAX_DAYS, STAGES, Breakdown, P10Instance, Shortage
 from crab_gym.envs.realm.supply_chain.plans import DayPlan, carry_out, check_against_known, parse_plan
 from crab_gym.envs.realm.supply_chain.references import reference_p10
-from crab_gym.envs.realm.supply_chain.render import render_image, render_text
+from crab_gym.envs.realm.supply_chain.render import VIEWER
 from crab_gym.envs.realm.supply_chain.sim import PACKAGING, PlanError, SupplySim
 
 DEFAULT_INSTANCE = "p10_small_00"
@@ -280,6 +280,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     #: The mask cache is derived from the state, not state (the contract test skips it).
     transient_attributes = (*RealmEnv.transient_attributes, "_mask_cache")
     instance_source = SOURCE
+    viewer = VIEWER
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
@@ -640,9 +641,3 @@ class SupplyChainEnv(DisruptedRealmEnv):
         kept = _kept_cost(snapshot, self._snapshot_keep)
         return value if kept is None else min(value, kept)
 
-    # ================================================================== rendering
-    def _render_text(self) -> str:
-        return render_text(self.instance, self.sim, self._active_disruptions())
-
-    def _render_image(self) -> np.ndarray:
-        return render_image(self.instance, self.sim)

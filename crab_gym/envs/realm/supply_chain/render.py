@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour
+from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.supply_chain.model import STAGES, Breakdown, P10Instance, Shortage
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
 
@@ -152,3 +153,7 @@ def _frame(cv: Canvas, y0: float, panel: int, left: int, plot_w: int, days: int,
     cv.text(left + 4, y0 - 11, title, INK)
     cv.label(left - 4, y0 + 1, f"{peak:,.0f}", INK, align="right")
     cv.label(left - 4, y0 + panel - 8, "0", INK, align="right")
+
+
+#: The env's default viewer (``render()``, ``describe()``): these two functions of its state.
+VIEWER = StateViewer(render_text, render_image, state=lambda env: (env.sim, env._active_disruptions()), image_state=lambda env: (env.sim,))
