@@ -28,7 +28,8 @@ from crab_gym.envs.realm.common.cache import cache_dir
 
 #: Solver statuses whose plan meets every constraint.
 FEASIBLE_STATUSES = frozenset({"OPTIMAL", "FEASIBLE", "ROUTING_SUCCESS", "ROUTING_OPTIMAL",
-                               "ROUTING_PARTIAL_SUCCESS_LOCAL_OPTIMUM_NOT_REACHED", "GIVEN", "PLAN"})
+                               "ROUTING_PARTIAL_SUCCESS_LOCAL_OPTIMUM_NOT_REACHED", "GIVEN", "PLAN",
+                               "OPTIMAL_BY_CONSTRUCTION"})  # an instance built around a plan meeting its bound
 
 #: Keys of a stored record that the :class:`Reference` fields hold; the rest go to ``extra``.
 _FIELDS = ("value", "status", "bound", "solver", "time_limit_s", "workers", "plan", "fingerprint")
@@ -41,14 +42,16 @@ class Reference:
     Attributes:
         value: the reference plan's cost in the problem's units (None: no feasible plan).
         status: the solver's status (``"OPTIMAL"``, ``"FEASIBLE"``, ``"ROUTING_SUCCESS"``, ...;
-            ``"GIVEN"`` for a value passed to the env, ``"LOWER_BOUND"`` when only a bound is known).
+            ``"GIVEN"`` for a value passed to the env, ``"LOWER_BOUND"`` when only a bound is known,
+            ``"OPTIMAL_BY_CONSTRUCTION"`` for an instance built around a plan that meets its bound).
         bound: the best bound proven on the optimum, if any.
         solver: what produced the plan (solver and strategy).
         time_limit_s: the solver's time budget in seconds.
         workers: the solver's worker count.
         plan: the plan, as the family's ``submit_plan`` arguments (what ``OraclePolicy`` submits).
         source: ``"shipped"``, ``"cache"``, ``"solved"``, ``"argument"`` (given to the env) or
-            ``"instance"`` (values the instance file carries, e.g. a job-shop optimum).
+            ``"instance"`` (values the instance file carries, e.g. a job-shop optimum) or
+            ``"constructed"`` (known by construction, no solver ran).
         fingerprint: the instance data's fingerprint the record belongs to.
         extra: problem-specific facts (P4's adaptive re-solve, P11's literature values, ...).
     """
