@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from crab_gym.core.episode import EpisodeResult, canonical_json
+from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
 
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
@@ -26,8 +27,9 @@ REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "c
 #: Resource-usage columns (policies that report ``usage``, e.g. LLM agents), after the runner's.
 USAGE_COLUMNS = ("llm_tokens", "llm_requests", "llm_latency_s")
 #: Wall-clock measurements: the only values that differ between two runs of the same episodes
-#: (summary columns ``time_s`` and ``llm_latency_s``; per episode ``wall_time_s`` and ``usage.latency_s``).
-WALL_CLOCK_FIELDS = ("time_s", "llm_latency_s", "latency_s", "wall_time_s")
+#: (summary columns ``time_s`` and ``llm_latency_s``, the LLM table's ``wall_s``; per episode ``wall_time_s``
+#: and ``usage.latency_s``).
+WALL_CLOCK_FIELDS = ("time_s", "llm_latency_s", "latency_s", "wall_time_s", "wall_s")
 #: Columns that count things: printed as integers (means with one decimal when fractional).
 COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid", "llm_tokens", "llm_requests")
 
@@ -83,11 +85,13 @@ class BenchmarkReport:
     """All episode results (kept sorted by spec), with summaries and writers.
 
     ``resumed`` counts the episodes a run found already stored instead of running them; it
-    describes the run, not the results, so it is not part of the written report.
+    describes the run, not the results, so it is not part of the written report. ``prices``
+    (per million tokens) price the LLM table's tokens (:mod:`crab_gym.core.llm_report`).
     """
 
     results: list[EpisodeResult]
     resumed: int = 0
+    prices: Prices | None = None
 
     def __post_init__(self) -> None:
         self.results = sorted(self.results, key=lambda r: r.spec.sort_key)
@@ -130,6 +134,12 @@ class BenchmarkReport:
             rows.append(row)
         return rows
 
+    def llm_summary(self) -> list[dict[str, Any]]:
+        """The LLM table: one row per model x env (x kwargs) of the policies that report
+        ``usage``: feasible and optimal rates, optimality over feasible plans only, tokens,
+        requests, wall time and cost (see :mod:`crab_gym.core.llm_report`)."""
+        return llm_summary(self.results, self.prices)
+
     def error_groups(self) -> list[dict[str, Any]]:
         """The errors, one entry per (env, kwargs, policy, error) with the seeds it hit."""
         groups: dict[tuple[str, str, str, str], list[int]] = {}
@@ -169,15 +179,25 @@ class BenchmarkReport:
         if legend:
             lines += ["", "**Columns**", ""]
             lines += [f"- `{c}`: {LEGEND[c]}" for c in columns if c in LEGEND]
+        llm = llm_markdown(self.llm_summary(), self.prices, legend=legend)
+        if llm:
+            lines += ["", *llm]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "summary": self.summary(),
             "errors": self.error_groups(),
             "episodes": [r.to_dict() for r in self.results],
             "columns": dict(LEGEND),
         }
+        llm = self.llm_summary()
+        if llm:
+            data["llm_summary"] = llm
+            data["llm_columns"] = dict(LLM_LEGEND)
+        if self.prices:
+            data["prices"] = self.prices.to_json()
+        return data
 
     def comparable(self) -> dict[str, Any]:
         """:meth:`to_json` without the wall-clock values: equal for two runs of the same
