@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
+from pettingzoo.utils.conversions import parallel_to_aec
 from pydantic import Field, create_model
 
 from crab_gym.baselines.llm_agent import LLMAgent
@@ -216,7 +217,8 @@ class MultiLLMRunner:
     """One LLM per actor of a multi-agent REALM id, driving its AEC env turn by turn.
 
     Args:
-        env_id: a multi-agent id (``crab_gym.multiagent_ids()``), e.g. ``"Realm-P3-v0"``.
+        env_id: a multi-agent id (``crab_gym.multiagent_ids()``), e.g. ``"Realm-P3-v0"``, or a made
+            env of one (``gym.make(id)``: the runner then plays that env, and ``env_kwargs`` must be empty).
         agents: an :class:`LLMAgent` per actor name, or ``f(actor) -> LLMAgent``. Each keeps its
             own conversation; give them different models or settings as you like.
         env_kwargs: passed to the env (``instance=``, ...).
@@ -229,7 +231,7 @@ class MultiLLMRunner:
 
     def __init__(
         self,
-        env_id: str,
+        env_id: str | gym.Env,
         agents: AgentSource,
         *,
         env_kwargs: Mapping[str, Any] | None = None,
@@ -239,9 +241,14 @@ class MultiLLMRunner:
     ) -> None:
         if max_rounds < 1 or max_retries < 0:
             raise ValueError("max_rounds must be >= 1 and max_retries >= 0")
-        self.env_id = env_id
-        self.env = aec_env(env_id, max_cycles=int(max_rounds), **dict(env_kwargs or {}))
+        if isinstance(env_id, str):
+            self.env = aec_env(env_id, max_cycles=int(max_rounds), **dict(env_kwargs or {}))
+        else:  # a made env: its own base env is the joint env's (the benchmark runner made it)
+            if env_kwargs:
+                raise TypeError("env_kwargs apply only when env_id is an id, not a made env")
+            self.env = parallel_to_aec(RealmParallelEnv(env_id, max_cycles=int(max_rounds)))
         self.parallel: RealmParallelEnv = self.env.unwrapped
+        self.env_id = env_id if isinstance(env_id, str) else self.parallel.metadata["name"]
         names = list(self.parallel.possible_agents)
         if isinstance(agents, Mapping):
             unknown, absent = set(agents) - set(names), [a for a in names if a not in agents]

@@ -22,14 +22,17 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym._optional import require_installed
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.envs.realm.common.policy_fit import PolicyFitError
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec, load_entry_point
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.registration import realm_ids
+from crab_gym.envs.registration import multiagent_ids, realm_ids
 
+#: One LLM agent per actor (imported on first use: it needs the multiagent extra).
+MULTI_LLM = "crab_gym.baselines.multi_llm_policy:MultiLLMPolicy"
 #: The REALM ids at import (the registry reads the index anew at each call).
 REALM_IDS = tuple(realm_ids())
 
@@ -121,9 +124,18 @@ def policy_specs() -> dict[str, PolicySpec]:
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
                    "an LLM agent through the env's tools ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL)", io_bound=True),
+        # the multiagent extra (pettingzoo) is imported when the policy is first built
+        PolicySpec("multi-llm", _multi_llm, tuple(multiagent_ids()),
+                   "one LLM agent per actor on the multi-agent form (needs the multiagent extra)", io_bound=True),
     ]
     specs[2:2] = heuristic_specs()
     return {s.name: s for s in specs}
+
+
+def _multi_llm(env: gym.Env, **options: Any) -> Any:
+    """One LLM agent per actor of ``env`` (needs the multiagent extra: said when it is missing)."""
+    require_installed("pettingzoo", "multiagent")
+    return load_entry_point(MULTI_LLM)(env, **options)
 
 
 def _heuristic_factory(problem: ProblemSpec, heuristic: NamedHeuristic) -> Callable[..., Any]:

@@ -41,6 +41,21 @@ PolicyFactory = Callable[..., Policy]
 
 
 @dataclass
+class PlayedEpisode:
+    """What a policy that plays whole episodes itself reports (a team of LLMs, one per actor,
+    driving the multi-agent form of the env): ``policy.play_episode(env, seed=, max_steps=)``
+    resets and plays ``env`` and returns this; ``info`` is the last info (``metrics`` inside)."""
+
+    episode_return: float
+    steps: int
+    invalid_actions: int
+    completeness: float
+    terminated: bool
+    truncated: bool
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class EpisodeContext:
     """Everything an episode needs besides its spec; set up once per worker.
 
@@ -125,6 +140,9 @@ def _announce_if_slow(tally: EpisodeResult) -> Iterator[None]:
 def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) -> None:
     """Play one episode, keeping ``tally`` up to date after every step (so that an
     exception leaves what was measured so far)."""
+    if callable(getattr(policy, "play_episode", None)):
+        _play_whole(env, policy, tally, max_steps)
+        return
     with _announce_if_slow(tally):
         obs, info = env.reset(seed=tally.seed)
     if hasattr(policy, "reset"):
@@ -142,6 +160,16 @@ def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) ->
             truncated = True
     tally.terminated, tally.truncated = bool(terminated), bool(truncated)
     tally.metrics = finished_metrics(env, info)
+    tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
+
+
+def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int) -> None:
+    """A policy that plays the whole episode itself (:class:`PlayedEpisode`); same tally."""
+    played: PlayedEpisode = policy.play_episode(env, seed=tally.seed, max_steps=max_steps)
+    tally.episode_return, tally.steps = float(played.episode_return), int(played.steps)
+    tally.invalid_actions, tally.completeness = int(played.invalid_actions), float(played.completeness)
+    tally.terminated, tally.truncated = bool(played.terminated), bool(played.truncated)
+    tally.metrics = finished_metrics(env, played.info)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
 
 
