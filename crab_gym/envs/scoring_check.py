@@ -9,6 +9,9 @@ A REALM score is a promise (DESIGN.md, "The scoring contract"):
 4. **Infeasible is 0** on optimality, coordination and adaptation; a metric that does not
    apply is ``None``, never 1.0.
 5. **It discriminates**: mean optimality of do-nothing < random < greedy < oracle.
+6. **The checker agrees**: the family's independent checker (``env.check_plan()``, the
+   ``check`` role) finds every finished episode's plan feasible or not, and its cost, as the
+   env scored it.
 
 :func:`check_scoring` plays, per instance: doing nothing (``submit_plan`` with the emptiest
 arguments its schema allows, else the problem's pass move to the end), masked random play,
@@ -17,7 +20,7 @@ the id's greedy heuristic, the oracle (the reference plan), reorderings of the r
 the reference plan (numbers shifted, items swapped, dropped or moved between actors) that
 tries to beat the reference and yields infeasible plans on the way. Every plan is scored by
 the env itself, through ``submit_plan``; the plan's cost and feasibility come from the env's
-own hooks (``_agent_cost``, ``_plan_feasible``).
+own hooks (``_agent_cost``, ``_plan_feasible``), and the family's checker is asked too.
 
 It sits on top of the package (it drives envs with the suite's baselines and shipped
 instances, as the CLI does); nothing in the library imports it.
@@ -70,6 +73,9 @@ class Outcome:
     completeness: float
     metrics: dict[str, Any]
     plan: Any = None
+    #: The independent checker's verdict on the episode's plan (``info["solution"]``):
+    #: (feasible, cost); None where the env names no checker or the episode did not finish.
+    checked: tuple[bool, float] | None = None
 
     @property
     def optimality(self) -> float:
@@ -167,6 +173,7 @@ def _outcome(env: gym.Env, label: str, terminated: bool, total: float, info: Map
     metrics = finished_metrics(env, info)
     completeness = float(info.get("completeness", 0.0))
     cost = base._agent_cost() if terminated else None
+    verdict = base.check_plan() if terminated and getattr(base, "checker", None) is not None else None
     return Outcome(
         label=label,
         terminated=terminated,
@@ -177,6 +184,7 @@ def _outcome(env: gym.Env, label: str, terminated: bool, total: float, info: Map
         completeness=completeness,
         metrics=metrics,
         plan=plan,
+        checked=None if verdict is None else (bool(verdict.feasible), float(verdict.cost)),
     )
 
 
@@ -420,6 +428,20 @@ def check_best_known(report: ScoringReport, name: str, outcomes: Sequence[Outcom
             return
 
 
+def check_checker_agrees(report: ScoringReport, name: str, o: Outcome) -> None:
+    """Promise 6: the env's verdict on a finished plan is the independent checker's."""
+    if o.checked is None:
+        return
+    feasible, cost = o.checked
+    if feasible != o.feasible:
+        report.fail(f"{name}: the env finds the {o.label} plan {'feasible' if o.feasible else 'infeasible'}, "
+                    f"its checker {'feasible' if feasible else 'infeasible'}: {_plan_text(o)}",
+                    "the env and its checker disagree on feasibility")
+    elif o.feasible and o.cost is not None and not math.isclose(o.cost, cost, rel_tol=1e-9, abs_tol=EPS):
+        report.fail(f"{name}: the env costs the {o.label} plan {o.cost:g}, its checker {cost:g}: {_plan_text(o)}",
+                    "the env and its checker disagree on cost")
+
+
 def check_monotone(report: ScoringReport, name: str, outcomes: Sequence[Outcome]) -> None:
     """Promise 3: among feasible finished plans, cheaper never scores lower; equal cost scores
     the same (every metric, for the reference plan written in another order; the scores
@@ -588,6 +610,7 @@ def _check_instance(report: ScoringReport, scores: InstanceScores, measure: floa
         report.notes.append(f"{name}: doing nothing cannot be submitted (the empty plan is refused; no pass move)")
     for o in scores.outcomes:
         check_infeasible(report, name, o)
+        check_checker_agrees(report, name, o)
     check_best_known(report, name, scores.outcomes, measure)
     check_monotone(report, name, [o for o in scores.outcomes if o.terminated])
     if not math.isfinite(measure if measure is not None else 0.0):

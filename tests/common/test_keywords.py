@@ -25,7 +25,8 @@ def test_realm_keywords_needs_options_and_no_clash():
 @pytest.mark.parametrize("cls", [CampusTourEnv, GroupToursEnv])
 def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
     params = inspect.signature(cls).parameters
-    shared = {"reference": None, "reference_solve": "deferred", "render_mode": None, "invalid_action_penalty": 0.0,
+    shared = {"reference": None, "reference_solve": "deferred", "viewer": None, "render_mode": None,
+              "invalid_action_penalty": 0.0,
               "progress_weight": 0.5, "optimality_weight": 0.5}
     assert list(params) == ["instance", "generator", *shared]
     assert {k: params[k].default for k in shared} == shared

@@ -58,3 +58,15 @@ class InfeasibleScoresEnv(GroupToursEnv):
 
     def _optimality(self) -> float:
         return lenient_ratio(self.reference.measure, self._agent_cost(), True)
+
+
+class LenientSimEnv(GroupToursEnv):
+    """A simulator that lets a plan through which the family's independent checker refuses
+    (every finished plan counts as feasible), and costs plans a minute cheaper than it."""
+
+    def _plan_feasible(self) -> bool:
+        return True
+
+    def _agent_cost(self) -> float | None:
+        cost = super()._agent_cost()
+        return None if cost is None else cost - 1

@@ -16,6 +16,7 @@ BROKEN = {
     "InvertedOptimality": "InvertedOptimalityEnv",
     "SplitDependent": "SplitDependentEnv",
     "InfeasibleScores": "InfeasibleScoresEnv",
+    "LenientSim": "LenientSimEnv",
 }
 INSTANCES = ["p2_small_00", "p2_small_03", "p2_medium_00", "p2_medium_02", "p2_large_00"]
 
@@ -63,6 +64,20 @@ def test_a_planning_quality_relative_to_the_reference_split_is_caught():
 
 def test_an_infeasible_plan_with_optimality_is_caught():
     assert kinds("BrokenInfeasibleScores-P2-v0")["an infeasible plan scores optimality"] > 0
+
+
+def test_an_env_that_disagrees_with_its_checker_is_caught():
+    found = kinds("BrokenLenientSim-P2-v0")
+    assert found["the env and its checker disagree on cost"] > 0
+    assert found["the env and its checker disagree on feasibility"] > 0  # the do-nothing plan, at least
+
+
+def test_the_checker_is_asked_about_every_finished_episode():
+    report = check_scoring("Realm-P2-v0", instances=INSTANCES[:2], search_tries=5)
+    finished = [o for scores in report.instances for o in scores.outcomes if o.terminated]
+    assert finished and all(o.checked is not None for o in finished)
+    assert all(o.checked[0] == o.feasible for o in finished)
+    assert all(o.checked[1] == pytest.approx(o.cost) for o in finished if o.feasible)
 
 
 def test_a_reference_that_a_plan_beats_is_caught():

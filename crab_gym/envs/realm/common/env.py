@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import os
@@ -25,6 +26,7 @@ from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
+from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.references import (
     NOT_APPLICABLE,
     Reference,
@@ -246,6 +248,10 @@ class RealmEnv(CrabEnv):
     #: of the best known relief): it is then looked up at ``reset()`` -- solved there for an
     #: instance with none shipped or cached -- whatever ``reference_solve`` says.
     reference_shapes_episode: ClassVar[bool] = False
+    #: The family's independent plan checker, the ``check`` role of its ProblemSpec
+    #: (``check(instance, plan) -> PlanCheck``): :meth:`check_plan` asks it. Set it with
+    #: ``staticmethod(check)``.
+    checker: ClassVar[Callable[[Any, Any], PlanCheck] | None] = None
     #: How the env is shown (``render()``, ``describe()``): the family's viewer part, which the
     #: ``viewer=`` keyword replaces for one env.
     viewer: ClassVar[Viewer | None] = None
@@ -532,6 +538,19 @@ class RealmEnv(CrabEnv):
         if metrics:
             metrics = self._complete_metrics(metrics)
         return super()._info(call, valid, error, passed, metrics, solution)
+
+    # ------------------------------------------------------------------ the independent checker
+    def check_plan(self, plan: Mapping[str, Any] | None = None) -> PlanCheck:
+        """The family's independent checker on ``plan`` (``submit_plan`` arguments) for the
+        current instance; without ``plan``, on the episode's own plan as ``info["solution"]``
+        reports it. Changes nothing: an agent may ask what a plan would cost before it submits.
+
+        The env scores its episodes with its own simulator (fast enough for a step at a
+        time); the scoring check (``crab_gym.envs.scoring_check``) asks this checker about
+        every episode it plays and fails where the two disagree."""
+        if self.checker is None:
+            raise NotImplementedError(f"{type(self).__name__} names no checker")
+        return self.checker(self.instance, copy.deepcopy(dict(self._solution() if plan is None else plan)))
 
     # ------------------------------------------------------------------ multi-agent view
     def joint_pass_call(self) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_gra
 from crab_gym.envs.realm.common.env import clock as _clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.group_tours.check import check
 from crab_gym.envs.realm.group_tours.coordination import guide_coordination, reported_coordination
 from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2
@@ -208,6 +209,7 @@ class GroupToursEnv(RealmEnv):
 
     instance_source = SOURCE
     viewer = VIEWER
+    checker = staticmethod(check)
     reference_lookup = staticmethod(reference_p2)
     #: Each guide is an agent (``crab_gym.parallel_env``); when every guide passes, the tours
     #: so far are submitted as the plan (see :meth:`joint_pass_call`).

@@ -25,6 +25,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.viewer import Viewer
+from crab_gym.envs.realm.jobshop.check import check
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
@@ -229,6 +230,7 @@ class JobShopEnv(RealmEnv):
     #: :func:`~crab_gym.envs.realm.jobshop.references.yardstick`; ``reference="bound"``: no solver).
     reference_lookup = staticmethod(yardstick)
     viewer = VIEWER
+    checker = staticmethod(check)
 
     @checked_init
     def __init__(
@@ -239,11 +241,11 @@ class JobShopEnv(RealmEnv):
         reference: float | Literal["bound"] | None = None,
         reward_mode: RewardMode = "default",
         reference_solve: Literal["deferred", "inline"] = "deferred",
+        viewer: Viewer | None = None,
         render_mode: str | None = None,
         invalid_action_penalty: float = 0.0,
         progress_weight: float = 0.5,
         optimality_weight: float = 0.5,
-        viewer: Viewer | None = None,
     ) -> None:
         if reward_mode not in ("default", "makespan"):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
@@ -385,8 +387,13 @@ class JobShopEnv(RealmEnv):
             "literature_lower_bound": published["literature_lower_bound"],
             "gap_to_best_known": (mk - best) / best if best else None,
         }
-        solution = {"sequence": s.sequences(), "makespan": mk, "schedule": s.operations()}
-        return metrics, solution
+        return metrics, self._solution()
+
+    def _solution(self) -> dict[str, Any]:
+        """Each machine's job order (the ``submit_plan`` shape), the makespan and every
+        operation's interval (needs no reference)."""
+        s = self.schedule
+        return {"sequence": s.sequences(), "makespan": s.makespan, "schedule": s.operations()}
 
     def _action_mask(self) -> np.ndarray:
         return self.schedule.mask.astype(bool)

@@ -23,6 +23,7 @@ from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.supply_chain import oracle
+from crab_gym.envs.realm.supply_chain.check import check
 from crab_gym.envs.realm.supply_chain.checker import check_plan
 from crab_gym.envs.realm.supply_chain.coordination import solo_cost
 from crab_gym.envs.realm.supply_chain.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
@@ -281,6 +282,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     transient_attributes = (*RealmEnv.transient_attributes, "_mask_cache")
     instance_source = SOURCE
     viewer = VIEWER
+    checker = staticmethod(check)
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
