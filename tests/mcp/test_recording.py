@@ -1,0 +1,87 @@
+"""The server's parts without a transport: episode indices, the directory lock, an episode
+that a session abandons, and the command line's mistakes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crab_gym.cli import main
+from crab_gym.core.episode import EpisodeResult
+from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
+from crab_gym.mcp import tools
+from crab_gym.mcp.recording import EpisodeRecorder
+from crab_gym.mcp.sessions import SessionRegistry
+
+
+def _result(env_id: str, policy: str, index: int, kwargs: dict | None = None) -> EpisodeResult:
+    return EpisodeResult(env_id=env_id, env_kwargs=kwargs or {}, policy=policy, seed=0, index=index, max_steps=10)
+
+
+def test_indices_continue_after_the_episodes_the_directory_holds(tmp_path):
+    with EpisodeStore(tmp_path) as store:
+        store.extend([_result("Realm-P11-v0", "mcp", 0), _result("Realm-P11-v0", "mcp", 4),
+                      _result("Realm-P11-v0", "mcp", 0, {"instance": "ft06"})])
+    with EpisodeRecorder(tmp_path) as recorder:
+        assert recorder.next_index("Realm-P11-v0", {}, "mcp") == 5
+        assert recorder.next_index("Realm-P11-v0", {}, "mcp") == 6
+        assert recorder.next_index("Realm-P11-v0", {"instance": "ft06"}, "mcp") == 1
+        assert recorder.next_index("Realm-P11-v0", {}, "gpt") == 0
+        assert recorder.next_index("Realm-P1-v0", {}, "mcp") == 0
+
+
+def test_a_second_writer_of_the_directory_is_refused(tmp_path):
+    with EpisodeRecorder(tmp_path), pytest.raises(EpisodeStoreConflict, match="another run is writing"):
+        EpisodeRecorder(tmp_path).open()
+
+
+def test_a_session_that_ends_mid_episode_records_it_truncated(tmp_path):
+    with EpisodeRecorder(tmp_path) as recorder:
+        registry = SessionRegistry(recorder)
+        session = registry.open()
+        started = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06"})
+        assert not started.error and started.tools_changed
+        assert not tools.call(session, "dispatch", {"job": 0}).error
+        registry.close_all()
+        assert registry.live == 0 and session.episode is None
+    (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert (record["steps"], record["terminated"], record["truncated"], record["success"]) == (1, False, True, False)
+
+
+def test_starting_an_episode_ends_the_running_one_and_says_so():
+    registry = SessionRegistry(EpisodeRecorder())
+    session = registry.open()
+    tools.call(session, "start_episode", {"env_id": "Realm-P1-v0"})
+    second = tools.call(session, "start_episode", {"env_id": "Realm-P1-v0", "seed": 1})
+    assert "ended as truncated and was recorded" in second.text
+    assert second.data["previous"]["truncated"] is True and second.data["index"] == 1
+    assert [r.index for r in session.results] == [0]
+
+
+def test_a_step_limit_ends_the_episode_as_truncated():
+    session = SessionRegistry(EpisodeRecorder()).open()
+    tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06", "max_steps": 2})
+    tools.call(session, "dispatch", {"job": 0})
+    last = tools.call(session, "dispatch", {"job": 1})
+    assert last.data["done"] and last.data["truncated"] and last.then is not None
+    final = last.then()
+    assert final.data["result"]["truncated"] is True and final.data["result"]["steps"] == 2
+    assert tools.call(session, "dispatch", {"job": 2}).error  # the episode is over
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["mcp", "--token", "t" * 20], "go with --http"),
+    (["mcp", "--port", "9999"], "go with --http"),
+])
+def test_command_line_mistakes_are_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_out_that_another_server_holds_is_refused(tmp_path, capsys):
+    with EpisodeRecorder(tmp_path):
+        assert main(["mcp", "--out", str(tmp_path)]) == 2
+    assert "another run is writing" in capsys.readouterr().err
