@@ -89,8 +89,23 @@ def test_instances_are_not_one_bottleneck_and_empty_machines():
         share = machine_loads(inst) / cert.makespan
         assert (share == 1).sum() >= 4
         others = share[share < 1]
-        assert len(others) > 0 and others.min() > 0.5 and others.mean() > 0.7
+        assert len(others) > 0 and others.min() > 0.5 and others.mean() > 0.6
         assert len(set(inst.durations_array().ravel().tolist())) > 40
+
+
+def test_no_dispatching_rule_replays_the_layout():
+    """The layout is not a rule's schedule: on 10x10 instances every rule ends well above C*
+    (a grid where every job does its k-th operation in slot k was solved exactly by MOR)."""
+    ensure_registered()
+    gaps = {name: [] for name in RULES}
+    for seed in range(5):
+        inst, cert = constructed_instance(10, 10, seed=seed)
+        env = gym.make("Realm-P11-v0", instance=inst)
+        for name, rule in RULES.items():
+            gaps[name].append(run_rule(env, rule, seed=0)["metrics"]["makespan"] / cert.makespan - 1)
+        env.close()
+    for name, values in gaps.items():
+        assert min(values) > 0.05 and np.mean(values) > 0.15, (name, values)
 
 
 @pytest.mark.parametrize("jobs, machines, ops, seed", [
@@ -156,6 +171,7 @@ def test_the_p11_env_scores_against_the_constructed_optimum():
     ({"jobs": 4, "machines": 4, "low": 0}, "low must be a whole number >= 1"),
     ({"jobs": 4, "machines": 4, "low": 10, "high": 9}, "high must be a whole number >= 10"),
     ({"jobs": 4, "machines": 4, "fill": 0}, "fill must be in (0, 1]"),
+    ({"jobs": 4, "machines": 4, "low": 5, "high": 9}, "cuts slots in halves of at least low=5, so high >= 10"),
 ])
 def test_bad_sizes_are_refused_with_a_clear_error(kwargs, message):
     kwargs = {"seed": 0, **kwargs}

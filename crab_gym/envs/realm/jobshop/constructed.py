@@ -8,34 +8,37 @@ instance's reference needs no solver.
 
 The construction, step by step:
 
-1. **A slot grid.** Time ``[0, C*]`` is cut into ``T`` slots of random lengths in
-   ``low..high``. Every slot holds at most one operation per job and per machine. Classical
-   shape (each job visits each machine once): ``T = jobs`` slots and one random perfect
-   matching slots -> jobs per machine, each drawn among the (slot, job) pairs still free, which
-   always exist (a regular bipartite graph has a perfect matching). Recirculating shape (J3:
-   ``ops_per_job`` operations per job, a machine may come back): each slot takes the
-   ``machines`` jobs with the most operations left (ties at random) and gives them the machines
-   in a random order. Every machine busy in every slot has no idle time from 0 to ``C*``.
-2. **Saturated machines.** ``saturated`` of those machines keep no idle time: their loads are
-   ``C*``. The operations of every other machine shrink to a random part of the room around
-   them (at least ``fill`` of it), so those machines are busy but idle at times.
+1. **A slot grid.** Time ``[0, C*]`` is cut into slots of random lengths. *Classical shape*
+   (each job visits each machine once; P11): ``jobs`` slots; each saturated machine runs one
+   job per slot, a random perfect matching slots -> jobs among the (slot, job) pairs still
+   free, so every job meets it once and it never idles; every other machine runs each job in
+   one half of a slot where the job is free (another random matching; Hall's condition
+   guarantees it exists), so jobs do not advance in step. *Recirculating shape* (J3:
+   ``ops_per_job`` operations per job, a machine may come back): each slot runs ``machines``
+   distinct jobs, drawn at random weighted by the operations they have left (kept only if the
+   rest still fits, by the Gale-Ryser condition), on the machines in a random order; the
+   saturated machines are drawn among those busy in every slot.
+2. **Spread.** Each operation of an unsaturated machine takes a random part (at least
+   ``fill``) of the room its job and machine neighbours leave it: busy machines that idle at
+   times.
 3. **Jitter.** The boundary between two neighbouring operations of a saturated machine moves to
-   a random time that keeps both jobs' other operations clear (and durations in
-   ``low..high``); the shrunk operations then spread again into the room freed. Loads stay
-   ``C*`` on saturated machines, and durations vary well beyond the slot lengths.
-4. **Reading.** Each job's route is its operations in time order; the schedule's start times,
-   checked by the family's own checker, are the certificate.
+   a random time that keeps both jobs' other operations clear (durations stay in
+   ``low..high``); the spread runs again into the room freed (three rounds). Saturated loads
+   stay ``C*``; durations vary well beyond the slot lengths.
+4. **Reading and proof.** Each job's route is its operations in time order. The instance's own
+   bound (computed from its data alone) must equal ``C*`` and the family's checker must accept
+   the schedule, or the construction raises instead of returning.
 
-Limits, said plainly: every instance is **bound-tight** (optimum = machine-load bound), which
-classical benchmarks often are not (ft10's optimum 930 is 61 above its bound 869; most of
-Taillard's larger instances are load-bound, most small square ones are not), so these instances
-test how well a policy packs bottleneck machines, not how it handles a gap between bound and
-optimum. The grid shows: saturated machines run ``jobs`` (classical) or ``T`` operations
-each, and in the classical shape every job visits the saturated machines in slot order, so a
-job's operations on them are spread over the whole horizon. The classical shape needs at least
-as many jobs as machines, and so does the recirculating one (a slot holds one operation per
-machine, each of another job). Every job has the same number of operations (the family's
-instance type asks for it; upstream J3 jobs have 10-15).
+Limits, said plainly: every instance is **bound-tight** (optimum = busiest machine's load),
+which classical benchmarks often are not (ft10's optimum 930 is 61 above its bound 869; small
+square Taillard instances mostly have a gap), so they test how well a policy packs the
+bottleneck machines, not how it closes a gap between bound and optimum. The structure is
+special: the saturated machines (``ceil(machines / 3)`` by default) have exactly ``jobs``
+(classical) or one-per-slot operations, and where jobs far outnumber machines (20x5, J3's
+200x50) the instances are easy for dispatching rules, as upstream J3 is. Both shapes need at
+least as many jobs as machines (a slot runs one job per saturated machine, each another job);
+every job has the same number of operations (the family's instance type asks for it; upstream
+J3 jobs have 10-15).
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ def constructed_instance(
     saturated: int | None = None,
     low: int = 1,
     high: int = 99,
-    fill: float = 0.5,
+    fill: float = 0.75,
     name: str | None = None,
 ) -> tuple[JSSPInstance, ConstructionCertificate]:
     """A seeded instance whose optimal makespan is its trivial lower bound, with the proof.
@@ -141,12 +144,10 @@ def constructed_instance(
     k, n_sat = _checked(jobs, machines, seed, recirculation, ops_per_job, saturated, low, high, fill)
     rng = random.Random(seed)
     if recirculation:
-        grid = _recirculating_grid(jobs, machines, k, rng)
+        ops, horizon, sat = _recirculating_ops(jobs, machines, k, n_sat, low, high, rng)
     else:
-        grid = _classical_grid(jobs, machines, rng)
-    sched = _Schedule(jobs, machines, grid, [rng.randint(low, high) for _ in grid])
-    full = [mc for mc in range(machines) if len(sched.mach_ops[mc]) == len(grid)]
-    sat = sorted(rng.sample(full, min(n_sat, len(full))))
+        ops, horizon, sat = _classical_ops(jobs, machines, n_sat, low, high, rng)
+    sched = _Schedule(jobs, machines, ops, horizon)
     free = [mc for mc in range(machines) if mc not in set(sat)]
     for _ in range(ROUNDS):
         sched.spread(free, fill, low, high, rng)
@@ -200,6 +201,8 @@ def _checked(jobs: Any, machines: Any, seed: Any, recirculation: bool, ops_per_j
             f"ops_per_job={k}: in the classical shape each job visits each of the {machines} machines "
             "once; pass recirculation=True for another count"
         )
+    if not recirculation and high < 2 * low:
+        raise ValueError(f"high={high}: the classical shape cuts slots in halves of at least low={low}, so high >= {2 * low}")
     n_sat = math.ceil(machines / 3) if saturated is None else _whole(saturated, "saturated", 1)
     if n_sat > machines:
         raise ValueError(f"saturated={n_sat} exceeds the {machines} machines")
@@ -209,106 +212,157 @@ def _checked(jobs: Any, machines: Any, seed: Any, recirculation: bool, ops_per_j
 
 
 # ---------------------------------------------------------------------- the slot grid
-Grid = list[list[tuple[int, int]]]  # per slot, its (job, machine) pairs
+Op = tuple[int, int, int, int]  # (job, machine, start, end)
 
 
-def _classical_grid(jobs: int, machines: int, rng: random.Random) -> Grid:
-    """``jobs`` slots; machine i's column is a random perfect matching slot -> job among the
-    (slot, job) pairs no earlier machine took, so each job meets each machine once and is in a
-    slot at most once."""
-    free = [set(range(jobs)) for _ in range(jobs)]  # free[s]: jobs not yet busy in slot s
-    grid: Grid = [[] for _ in range(jobs)]
-    for mc in rng.sample(range(machines), machines):
-        for s, j in enumerate(_perfect_matching(free, rng)):
-            free[s].discard(j)
-            grid[s].append((j, mc))
-    return grid
+def _slot_starts(lengths: list[int]) -> list[int]:
+    out, t = [], 0
+    for length in lengths:
+        out.append(t)
+        t += length
+    return out
 
 
-def _perfect_matching(free: list[set[int]], rng: random.Random) -> list[int]:
-    """A random perfect matching of slots to jobs along ``free`` (a regular bipartite graph:
-    one exists): greedy at random, then augmenting paths found breadth first."""
-    n = len(free)
-    adj = [rng.sample(sorted(row), len(row)) for row in free]
-    slot_of: list[int | None] = [None] * n  # job -> slot
-    job_of: list[int | None] = [None] * n  # slot -> job
-    for s in rng.sample(range(n), n):
-        for j in adj[s]:
-            if slot_of[j] is None:
-                slot_of[j], job_of[s] = s, j
+def _classical_ops(jobs: int, machines: int, n_sat: int, low: int, high: int,
+                   rng: random.Random) -> tuple[list[Op], int, list[int]]:
+    """``jobs`` slots. Each saturated machine runs one job per slot, a random perfect matching
+    slots -> jobs among the (slot, job) pairs still free (a Latin rectangle), so it never idles.
+    Each slot is cut in two halves; every other machine runs each job in a half of a slot where
+    the job is free: a random matching jobs -> halves, a half taking one job per machine and
+    one machine per job. Hall's condition holds (a job has at least ``jobs - saturated + 1``
+    halves left, a half at most ``jobs - saturated`` jobs), so the matching always exists."""
+    sat = sorted(rng.sample(range(machines), n_sat))
+    lengths = [rng.randint(2 * low, high) for _ in range(jobs)]
+    begins = _slot_starts(lengths)
+    cuts = [b + low + rng.randint(0, n - 2 * low) for b, n in zip(begins, lengths)]
+    free = [set(range(jobs)) for _ in range(jobs)]  # free[t]: jobs no saturated machine runs in slot t
+    ops: list[Op] = []
+    for mc in sat:
+        for t, j in enumerate(_matching([sorted(row) for row in free], rng)):
+            free[t].discard(j)
+            ops.append((j, mc, begins[t], begins[t] + lengths[t]))
+    halves = [(b, c) for b, c in zip(begins, cuts)] + [(c, b + n) for b, c, n in zip(begins, cuts, lengths)]
+    free_halves = [[] for _ in range(jobs)]  # per job, the halves (t, jobs + t) of its free slots
+    for t, row in enumerate(free):
+        for j in row:
+            free_halves[j] += (t, jobs + t)
+    for mc in rng.sample([m for m in range(machines) if m not in set(sat)], machines - n_sat):
+        for j, h in enumerate(_matching(free_halves, rng)):
+            free_halves[j].remove(h)  # one machine per half and job
+            ops.append((j, mc, *halves[h]))
+    return ops, begins[-1] + lengths[-1], sat
+
+
+def _matching(adj: list[list[int]], rng: random.Random) -> list[int]:
+    """A random matching of every left node ``i`` to one of ``adj[i]`` (distinct): greedy at
+    random, then shortest augmenting paths; ``RuntimeError`` if Hall's condition fails."""
+    adj = [rng.sample(row, len(row)) for row in adj]
+    owner: dict[int, int] = {}  # right node -> left node
+    mate: list[int | None] = [None] * len(adj)
+    for i in rng.sample(range(len(adj)), len(adj)):
+        for r in adj[i]:
+            if r not in owner:
+                owner[r], mate[i] = i, r
                 break
-    for s in range(n):
-        if job_of[s] is None:
-            _augment(s, adj, slot_of, job_of)
-    return [int(j) for j in job_of]  # type: ignore[arg-type]
+    for i in range(len(adj)):
+        if mate[i] is None:
+            _augment(i, adj, owner, mate)
+    return [int(r) for r in mate]  # type: ignore[arg-type]
 
 
-def _augment(root: int, adj: list[list[int]], slot_of: list, job_of: list) -> None:
-    """Match slot ``root`` along a shortest augmenting path (one exists in a regular graph)."""
-    came: dict[int, int] = {}  # job -> the slot it was reached from
+def _augment(root: int, adj: list[list[int]], owner: dict[int, int], mate: list) -> None:
+    """Match left node ``root`` along a shortest augmenting path."""
+    came: dict[int, int] = {}  # right node -> the left node it was reached from
     frontier = [root]
     while frontier:
         nxt = []
-        for s in frontier:
-            for j in adj[s]:
-                if j in came:
+        for i in frontier:
+            for r in adj[i]:
+                if r in came:
                     continue
-                came[j] = s
-                if slot_of[j] is None:  # free job: flip the path back to the root
+                came[r] = i
+                if r not in owner:  # a free right node: flip the path back to the root
                     while True:
-                        s_prev, j_prev = came[j], job_of[came[j]]
-                        slot_of[j], job_of[s_prev] = s_prev, j
-                        if s_prev == root:
+                        i_prev = came[r]
+                        r_prev, owner[r], mate[i_prev] = mate[i_prev], i_prev, r
+                        if i_prev == root:
                             return
-                        j = j_prev
-                nxt.append(slot_of[j])
+                        r = r_prev
+                nxt.append(owner[r])
         frontier = nxt
-    raise RuntimeError("no augmenting path: the slot graph is not regular")
+    raise RuntimeError("construction: no matching (Hall's condition fails)")
 
 
-def _recirculating_grid(jobs: int, machines: int, k: int, rng: random.Random) -> Grid:
-    """``ceil(jobs * k / machines)`` slots, each taking the jobs with most operations left
-    (ties at random; this never puts a job twice in a slot or leaves one short) and handing
-    them the machines in a random order (the last slot may be partial)."""
-    left = [k] * jobs
+def _recirculating_ops(jobs: int, machines: int, k: int, n_sat: int, low: int, high: int,
+                       rng: random.Random) -> tuple[list[Op], int, list[int]]:
+    """``ceil(jobs * k / machines)`` slots of random lengths, each running ``machines`` jobs
+    (the last one maybe fewer), drawn by :func:`_pick_jobs`, on the machines in random order;
+    the saturated machines are drawn among those busy in every slot."""
     total = jobs * k
-    grid: Grid = []
-    while total:
-        width = min(machines, total)
-        order = sorted(range(jobs), key=lambda j: (-left[j], rng.random()))[:width]
-        if left[order[-1]] == 0:
-            raise RuntimeError("slot grid: a job would run twice in a slot")
-        for j in order:
+    widths = [machines] * (total // machines) + ([total % machines] if total % machines else [])
+    left = [k] * jobs
+    ops: list[Op] = []
+    begin, full = 0, set(range(machines))
+    for i, width in enumerate(widths):
+        length = rng.randint(low, high)
+        chosen = rng.sample(range(machines), width)
+        for j, mc in zip(_pick_jobs(left, width, widths[i + 1:], rng), chosen):
             left[j] -= 1
-        grid.append(list(zip(order, rng.sample(range(machines), width))))
-        total -= width
-    return grid
+            ops.append((j, mc, begin, begin + length))
+        full &= set(chosen)
+        begin += length
+    return ops, begin, sorted(rng.sample(sorted(full), min(n_sat, len(full))))
+
+
+def _pick_jobs(left: list[int], width: int, rest: list[int], rng: random.Random) -> list[int]:
+    """``width`` distinct jobs for a slot: drawn at random, weighted by operations left, kept
+    if the operations left after them still fit in the ``rest`` slots one per job and slot
+    (Gale-Ryser); else the jobs with most left, which always fit."""
+    for _ in range(8):
+        keys = {j: rng.random() ** (1.0 / n) for j, n in enumerate(left) if n}
+        chosen = sorted(keys, key=keys.__getitem__, reverse=True)[:width]
+        after = list(left)
+        for j in chosen:
+            after[j] -= 1
+        if _fits(after, rest):
+            return chosen
+    return sorted((j for j, n in enumerate(left) if n), key=lambda j: (-left[j], rng.random()))[:width]
+
+
+def _fits(left: list[int], widths: list[int]) -> bool:
+    """Whether jobs needing ``left`` operations fit in slots of ``widths``, at most one
+    operation per job and slot (Gale-Ryser: the k widest slots take no more than the jobs can
+    give k operations, for every k)."""
+    caps = sorted(widths, reverse=True)
+    need = sorted((n for n in left if n), reverse=True)
+    room = given = 0
+    busy = len(need)  # jobs needing at least kk operations
+    for kk, cap in enumerate(caps, start=1):
+        while busy and need[busy - 1] < kk:
+            busy -= 1
+        room, given = room + cap, given + busy
+        if room > given:
+            return False
+    return sum(need) == room and (not need or need[0] <= len(caps))
 
 
 # ---------------------------------------------------------------------- the schedule
 class _Schedule:
     """Operations with start and end times, in time order per job and per machine."""
 
-    def __init__(self, jobs: int, machines: int, grid: Grid, lengths: list[int]) -> None:
-        self.job: list[int] = []
-        self.mach: list[int] = []
-        self.start: list[int] = []
-        self.end: list[int] = []
+    def __init__(self, jobs: int, machines: int, ops: list[Op], horizon: int) -> None:
+        ops = sorted(ops, key=lambda op: op[2])
+        self.job = [op[0] for op in ops]
+        self.mach = [op[1] for op in ops]
+        self.start = [op[2] for op in ops]
+        self.end = [op[3] for op in ops]
         self.job_ops: list[list[int]] = [[] for _ in range(jobs)]
         self.mach_ops: list[list[int]] = [[] for _ in range(machines)]
-        t = 0
-        for pairs, length in zip(grid, lengths):
-            for j, mc in pairs:
-                o = len(self.job)
-                self.job.append(j)
-                self.mach.append(mc)
-                self.start.append(t)
-                self.end.append(t + length)
-                self.job_ops[j].append(o)
-                self.mach_ops[mc].append(o)
-            t += length
-        self.horizon = t
-        self.jpos = [0] * len(self.job)
+        for o, (j, mc, _, _) in enumerate(ops):
+            self.job_ops[j].append(o)
+            self.mach_ops[mc].append(o)
+        self.horizon = horizon
+        self.jpos = [0] * len(ops)
         for row in self.job_ops:
             for p, o in enumerate(row):
                 self.jpos[o] = p
