@@ -19,7 +19,7 @@ def test_p1_routing_matches_brute_force(which):
     res = solve_p1(inst, time_limit=0.2)
     assert res.status == "FEASIBLE" and res.workers == 1 and res.time_limit_s == 0.2
     assert res.cost == best
-    check = check_p1(inst, res.plan(), best)
+    check = check_p1(inst, res.plan, best)
     assert check.feasible and check.cost == best and check.metrics["optimality"] == 1.0
 
 
@@ -47,7 +47,7 @@ def test_p1_certificate_and_a_separate_end_location(seed):
     best, route = brute_force_p1(moved)
     assert route[0] == "entrance" and route[-1] == gate and gate not in route[1:-1]
     res = solve_p1(moved, time_limit=0.2)
-    assert res.cost == best and res.route[-1] == gate
+    assert res.cost == best and res.plan["route"][-1] == gate
     cert = certify_p1(moved, time_limit=2.0)
     assert cert["status"] == "OPTIMAL" and cert["bound"] == best
 
@@ -59,8 +59,8 @@ def test_p1_drops_an_impossible_visit_instead_of_failing():
     windows[j] = (0, 10)  # closes at 00:10, long before the tour leaves
     bad = inst.model_copy(update={"windows": windows})
     res = solve_p1(bad, time_limit=0.2)
-    assert res.status == "INFEASIBLE" and res.dropped == [inst.targets[0]]
-    assert res.route[0] == res.route[-1] == "entrance" and len(res.route) == inst.n
+    assert res.status == "INFEASIBLE" and res.detail["dropped"] == [inst.targets[0]]
+    assert res.plan["route"][0] == res.plan["route"][-1] == "entrance" and len(res.plan["route"]) == inst.n
     assert brute_force_p1(bad) == (None, [])
     assert certify_p1(bad, time_limit=1.0)["status"] == "INFEASIBLE"
 

@@ -17,7 +17,7 @@ def test_oracle_matches_brute_force_on_tiny_instances(seed, n_regions, n_vehicle
     res = solve_p7(inst, deterministic_limit=5.0)
     assert res.status == "OPTIMAL"
     assert res.cost == best
-    verdict = check_plan(inst, res.plan())
+    verdict = check_plan(inst, res.plan)
     assert verdict.feasible and verdict.cost == res.cost
 
 
@@ -33,15 +33,15 @@ def test_tiny_instances_exercise_blocks_and_shortages():
 
 def test_oracle_continues_from_a_state_and_keeps_its_trips():
     inst = tiny_p7(3, 2, 1, 5)
-    first = solve_p7(inst, deterministic_limit=5.0).plan()["trips"]
+    first = solve_p7(inst, deterministic_limit=5.0).plan["trips"]
     assert first, "the optimum sends something"
     kept = first[:1]
     leg = inst.one_way[0][inst.region_ids.index(kept[0]["region"])]
     stock = {k: inst.stock[k] - kept[0]["load"].get(k, 0) for k in inst.stock}
     state = ReliefState(kept[0]["depart"], [kept[0]["depart"] + 2 * leg], stock, trips=kept)
     res = solve_p7(inst, state, deterministic_limit=5.0)
-    assert res.trips[:1] == kept
-    assert check_plan(inst, res.plan()).cost == res.cost
+    assert res.plan["trips"][:1] == kept
+    assert check_plan(inst, res.plan).cost == res.cost
     # keeping the optimum's first trip, the continuation is optimal too
     assert res.cost == solve_p7(inst, deterministic_limit=5.0).cost
 
@@ -57,7 +57,7 @@ def test_one_vehicle_solve_matches_brute_force_on_that_vehicle_alone(seed):
         points, minutes = divmod(int(best), alone.minute_weight)
         res = solve_p7(inst, deterministic_limit=5.0, vehicles=[v])
         assert res.status == "OPTIMAL" and res.cost == inst.minute_weight * points + minutes
-        assert {t["vehicle"] for t in res.trips} <= {inst.vehicle_ids[v]}
+        assert {t["vehicle"] for t in res.plan["trips"]} <= {inst.vehicle_ids[v]}
 
 
 def test_a_hint_is_a_plan_to_start_from():
@@ -65,4 +65,4 @@ def test_a_hint_is_a_plan_to_start_from():
     best, plan = brute_force_p7(inst)
     for hint in (plan, {"trips": []}, {"trips": [dict(t, depart=t["depart"] + 1) for t in plan["trips"]]}):
         res = solve_p7(inst, deterministic_limit=5.0, hint=hint)  # off-grid trips are left out
-        assert res.cost == best and check_plan(inst, res.plan()).cost == best
+        assert res.cost == best and check_plan(inst, res.plan).cost == best

@@ -18,7 +18,7 @@ def test_p2_cpsat_matches_brute_force(which):
     best, plan = brute_force_p2(inst)
     res = solve_p2(inst, time_limit=2.0)
     assert res.status == "OPTIMAL" and res.cost == best and res.bound == pytest.approx(best)
-    check = check_p2(inst, res.plan(), best)
+    check = check_p2(inst, res.plan, best)
     assert check.feasible and check.cost == best
     assert check_p2(inst, {"assignments": plan}, best).cost == best
 
@@ -42,8 +42,8 @@ def test_p2_drops_a_group_nobody_can_take():
     giant = P2Group(group_id="giant", size=99, arrival=600, preferred=600)
     bad = inst.model_copy(update={"groups": [*inst.groups, giant]})
     res = solve_p2(bad, time_limit=2.0)
-    assert res.status == "INFEASIBLE" and res.dropped == ["giant"]
-    assert sum(len(t) for t in res.assignments.values()) == len(inst.groups)
+    assert res.status == "INFEASIBLE" and res.detail["dropped"] == ["giant"]
+    assert sum(len(t) for t in res.plan["assignments"].values()) == len(inst.groups)
 
 
 def test_shipped_references_never_call_a_solver(monkeypatch):

@@ -27,7 +27,7 @@ def test_cp_sat_matches_exhaustive_search(seed, members, tasks, cars):
     res = solve(inst)
     assert res.status == "OPTIMAL" and best is not None
     assert res.cost == pytest.approx(best)
-    verdict = check_plan(inst, res.plan(), landings_of(inst))
+    verdict = check_plan(inst, res.plan, landings_of(inst))
     assert verdict.feasible and verdict.cost == pytest.approx(res.cost)  # the plan costs what CP-SAT says
 
 
@@ -39,7 +39,7 @@ def test_cp_sat_matches_exhaustive_search_when_the_deadline_cannot_be_kept(seed,
     inst = drawn.model_copy(update={"deadline": drawn.start_time + 60})
     best, _ = brute_force(inst)
     res = solve(inst)
-    verdict = check_plan(inst, res.plan(), landings_of(inst))
+    verdict = check_plan(inst, res.plan, landings_of(inst))
     assert res.status == "OPTIMAL" and verdict.feasible and verdict.late > 0
     assert res.cost == pytest.approx(best) and verdict.cost == pytest.approx(res.cost)
 
@@ -65,15 +65,15 @@ def test_solve_from_keeps_what_is_under_way(tiny):
     k.start("pie", "mom")  # a poor first move: the turkey now waits for the oven
     k.send("car1", "dad")
     res = solve_from(k)
-    assert {"task": "pie", "cook": "mom", "start": 600} in res.cooking_schedule
-    assert {"car": "car1", "member": "dad", "depart": 600} in res.pickups
-    verdict = check_plan(tiny, res.plan(), landings_of(tiny))
+    assert {"task": "pie", "cook": "mom", "start": 600} in res.plan["cooking_schedule"]
+    assert {"car": "car1", "member": "dad", "depart": 600} in res.plan["pickups"]
+    verdict = check_plan(tiny, res.plan, landings_of(tiny))
     assert verdict.feasible and verdict.cost == pytest.approx(res.cost) and res.cost > solve(tiny).cost
 
 
 def test_replanning_at_an_announcement(tiny_delayed):
     chain = replan_from(Kitchen.start_of(tiny_delayed, tiny_delayed.delays))
-    assert chain.feasible and chain.resolves == 1 and chain.statuses == ["OPTIMAL", "OPTIMAL"]
+    assert chain.feasible and chain.detail["resolves"] == 1 and chain.detail["statuses"] == ["OPTIMAL", "OPTIMAL"]
     hindsight = solve(tiny_delayed.static(), delays=tiny_delayed.delays)
     assert hindsight.cost <= chain.cost + 1e-9
     verdict = check_plan(tiny_delayed, chain.plan, landings_of(tiny_delayed, tiny_delayed.delays))

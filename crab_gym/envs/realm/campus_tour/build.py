@@ -30,7 +30,7 @@ def shipped_record(inst: P1Instance) -> dict[str, Any]:
     """The routing oracle's record, certified by CP-SAT's lower bound (``certificate``)."""
     result = solve_p1(inst, time_limit=BUILD_LIMITS[inst.size])
     rec = oracle_record(result, inst.fingerprint())
-    cert = certify_p1(inst, CERTIFY_LIMITS[inst.size], hint=result.route)
+    cert = certify_p1(inst, CERTIFY_LIMITS[inst.size], hint=result.plan["route"])
     rec["certificate"] = cert
     rec["bound"] = cert["bound"]  # the proven lower bound, where the Reference record keeps it
     if result.feasible and cert["bound"] is not None and cert["bound"] >= result.cost:

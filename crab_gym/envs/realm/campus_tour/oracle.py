@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import asdict, dataclass, field
 
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 from ortools.sat.python import cp_model
@@ -26,6 +25,7 @@ from ortools.sat.python import cp_model
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 
 #: Default search budget in seconds per size class (the budget for unknown sizes: by count).
 TIME_LIMITS: dict[str, float] = {"small": 0.5, "medium": 2.0, "large": 5.0}
@@ -37,33 +37,22 @@ def default_time_limit(instance: P1Instance) -> float:
     return solver_budget.time_limit(instance.size, instance.n, TIME_LIMITS, TIME_LIMITS_BY_LOCATIONS)
 
 
-@dataclass
-class P1OracleResult:
-    """What the oracle found; ``cost`` is the tour's travel minutes (None: nothing usable)."""
-
-    route: list[str]
-    cost: int | None
-    dropped: list[str]
-    status: str  # FEASIBLE | INFEASIBLE (visits dropped) | NO_SOLUTION
-    time_limit_s: float
-    workers: int = 1
-    solver: str = "ortools RoutingModel (PATH_CHEAPEST_ARC + GUIDED_LOCAL_SEARCH)"
-    solve_seconds: float = field(default=0.0, compare=False)
-
-    @property
-    def feasible(self) -> bool:
-        return self.status == "FEASIBLE"
-
-    def plan(self) -> dict:
-        """The tour in REALM's solution shape."""
-        return {"route": list(self.route)}
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+#: What produced the plan (recorded with every value).
+SOLVER = "ortools RoutingModel (PATH_CHEAPEST_ARC + GUIDED_LOCAL_SEARCH)"
 
 
-def solve_p1(instance: P1Instance, time_limit: float | None = None) -> P1OracleResult:
-    """Best tour the routing solver finds within ``time_limit`` seconds."""
+def _result(route: list[str], cost: int | None, dropped: list[str], status: str, limit: float,
+            elapsed: float) -> OracleResult:
+    """The oracle's result: the tour as ``submit_plan`` arguments, ``detail["dropped"]`` the
+    visits it left out."""
+    return OracleResult(cost, status, {"route": list(route)}, time_limit_s=limit, workers=1, solver=SOLVER,
+                        solve_seconds=elapsed, detail={"dropped": list(dropped)})
+
+
+def solve_p1(instance: P1Instance, time_limit: float | None = None) -> OracleResult:
+    """Best tour the routing solver finds within ``time_limit`` seconds; ``cost`` its travel
+    minutes, ``status`` FEASIBLE, INFEASIBLE (``detail["dropped"]``: visits left out) or
+    NO_SOLUTION."""
     limit = float(time_limit if time_limit is not None else default_time_limit(instance))
     idx = instance.index
     s, e = idx[instance.start], idx[instance.end]
@@ -103,7 +92,7 @@ def solve_p1(instance: P1Instance, time_limit: float | None = None) -> P1OracleR
     solution = routing.SolveWithParameters(params)
     elapsed = time.perf_counter() - tic
     if solution is None:
-        return P1OracleResult([], None, list(instance.targets), "NO_SOLUTION", limit, solve_seconds=elapsed)
+        return _result([], None, list(instance.targets), "NO_SOLUTION", limit, elapsed)
 
     route_nodes, i = [], routing.Start(0)
     while True:
@@ -115,7 +104,7 @@ def solve_p1(instance: P1Instance, time_limit: float | None = None) -> P1OracleR
     cost = sum(travel[a][b] for a, b in zip(route_nodes, route_nodes[1:]))
     dropped = [loc for loc in instance.targets if loc not in route]
     status = "FEASIBLE" if not dropped else "INFEASIBLE"
-    return P1OracleResult(route, cost, dropped, status, limit, solve_seconds=elapsed)
+    return _result(route, cost, dropped, status, limit, elapsed)
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ module              its job
 ``fleet/``          the fleet kit of the vehicle-dispatch problems (P3/P4, P5/P8): roads, the
                     vehicle event clock, the env base, road disruptions, routing, drawing
 ``references``      the :class:`Reference` record, ``optimality_ratio``, the shipped/cached store
+``oracle_result``   :class:`OracleResult`, the one result type of every family's oracle
 ``oracle_record``   an oracle result as a reference record, solved once and cached
 ``plan_check``      the verdict type of the families' independent plan checkers
 ``disruptions``     the disruption protocol that ``DisruptionWrapper`` speaks to

@@ -3,34 +3,24 @@ reference cache store for one instance; and the reference of an instance whose f
 it with such an oracle (:func:`oracle_reference`).
 
 A record holds no wall-clock values (how long the solve took), so two builds of the same
-instances can be compared line by line. Any oracle result with ``cost``, ``status``,
-``time_limit_s``, ``workers``, ``solver`` and ``plan()`` fits (see :class:`OracleOutcome`).
+instances can be compared line by line. It reads the common fields of an
+:class:`~crab_gym.envs.realm.common.oracle_result.OracleResult`; a family adds what else its
+records keep (``bound``, a certificate, ...).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import ortools
 
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.common.references import Reference, stored_reference
 
 
-class OracleOutcome(Protocol):
-    """What :func:`oracle_record` reads from an oracle's result."""
-
-    cost: float | None
-    status: str
-    time_limit_s: float
-    workers: int
-    solver: str
-
-    def plan(self) -> Any: ...
-
-
-def oracle_record(result: OracleOutcome, fingerprint: str) -> dict[str, Any]:
+def oracle_record(result: OracleResult, fingerprint: str) -> dict[str, Any]:
     """The record of ``result`` for the instance with ``fingerprint`` (``value`` is its cost)."""
     return {
         "fingerprint": fingerprint,
@@ -40,12 +30,12 @@ def oracle_record(result: OracleOutcome, fingerprint: str) -> dict[str, Any]:
         "workers": result.workers,
         "solver": result.solver,
         "ortools": ortools.__version__,
-        "plan": result.plan(),
+        "plan": result.plan,
     }
 
 
 def oracle_reference(
-    problem: str, instance: Any, instance_dir: Path, solve: Callable[[Any], OracleOutcome]
+    problem: str, instance: Any, instance_dir: Path, solve: Callable[[Any], OracleResult]
 ) -> Reference:
     """The reference of ``instance``: shipped in ``instance_dir/references.json``, else cached
     under ``realm/<problem>/``, else ``solve(instance)`` run now and its record cached

@@ -116,7 +116,7 @@ def _resolve_from(snapshot: ReliefSim, limit: float) -> dict[str, Any]:
         res = solve_p7(inst, state, known=list(sim.applied), deterministic_limit=limit,
                        hint={"trips": state.trips + greedy})
         statuses.append(res.status)
-        new = res.trips[len(state.trips):] if res.cost is not None else greedy
+        new = res.plan["trips"][len(state.trips):] if res.cost is not None else greedy
         fires = [t for t, (kind, _) in sim.clock.pending() if kind == "fire"]
         until = min(fires) if fires else None
         todo = [(inst.vehicle_ids.index(t["vehicle"]), inst.region_ids.index(t["region"]), dict(t["load"]),

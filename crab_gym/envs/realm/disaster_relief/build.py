@@ -21,12 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from crab_gym.envs.realm.common.oracle_record import oracle_record
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.common.shipping import ShippedSet
 from crab_gym.envs.realm.disaster_relief.coordination import solo_record
 from crab_gym.envs.realm.disaster_relief.generator import generate_p7
 from crab_gym.envs.realm.disaster_relief.local_search import improve
 from crab_gym.envs.realm.disaster_relief.model import INSTANCE_DIR, P7Instance
-from crab_gym.envs.realm.disaster_relief.oracle import SOLVER, WALL_GUARD, OracleResult, solve_p7
+from crab_gym.envs.realm.disaster_relief.oracle import SOLVER, WALL_GUARD, relief_result, solve_p7
 
 #: CP-SAT's deterministic seconds per solve of a shipped reference, by size class.
 BUILD_LIMITS: dict[str, float] = {"small": 10.0, "medium": 10.0, "large": 10.0}
@@ -42,7 +43,7 @@ def polished(inst: P7Instance, limit: float) -> tuple[OracleResult, dict[str, An
     best = solve_p7(inst, deterministic_limit=limit)
     first, bound, solves, stopped = best.cost, best.bound, 1, _stopped(best)
     for _ in range(POLISH_ROUNDS if best.status != "OPTIMAL" else 0):
-        found = min((improve(inst, best.plan(), iterations=POLISH_ITERATIONS, seed=s)
+        found = min((improve(inst, best.plan, iterations=POLISH_ITERATIONS, seed=s)
                      for s in range(POLISH_SEEDS)), key=lambda cp: cp[0])
         if found[0] >= best.cost:
             break
@@ -54,11 +55,11 @@ def polished(inst: P7Instance, limit: float) -> tuple[OracleResult, dict[str, An
         if seeded.cost <= found[0]:
             best = seeded
         else:
-            best = OracleResult(found[0], "FEASIBLE", bound, found[1]["trips"], limit,
-                                deterministic_time=seeded.deterministic_time)
+            best = relief_result(found[0], "FEASIBLE", bound, found[1]["trips"], limit,
+                                 deterministic_time=seeded.detail["deterministic_time"])
     status = "OPTIMAL" if best.cost == bound else "FEASIBLE"
-    result = OracleResult(best.cost, status, bound, best.trips, limit,
-                          solver=f"{SOLVER} + checker-priced local search polish")
+    result = relief_result(best.cost, status, bound, best.plan["trips"], limit,
+                           solver=f"{SOLVER} + checker-priced local search polish")
     return result, {"cp_sat_solves": solves, "polish_gain": first - best.cost, "stopped_by": stopped,
                     "polish": {"iterations": POLISH_ITERATIONS, "seeds": POLISH_SEEDS, "rounds": POLISH_ROUNDS}}
 
@@ -66,7 +67,7 @@ def polished(inst: P7Instance, limit: float) -> tuple[OracleResult, dict[str, An
 def _stopped(result: OracleResult) -> str:
     if result.status == "OPTIMAL":
         return "proof"
-    return "deterministic limit" if result.deterministic_time >= result.time_limit_s else "wall-clock guard"
+    return "deterministic limit" if result.detail["deterministic_time"] >= result.time_limit_s else "wall-clock guard"
 
 
 def shipped_record(inst: P7Instance) -> dict[str, Any]:

@@ -63,7 +63,7 @@ def solo_record(inst: P7Instance, limit: float = SOLO_LIMIT) -> dict[str, Any]:
     for v, vid in enumerate(inst.vehicle_ids):
         hint = solo_plan(inst, v)
         res = solve_p7(inst, deterministic_limit=limit, vehicles=[v], hint=hint)
-        plan = res.plan() if res.cost is not None else hint
+        plan = res.plan if res.cost is not None else hint
         value = res.cost if res.cost is not None else check_plan(inst, hint).cost
         rows.append({"vehicle": vid, "value": value, "bound": res.bound, "status": res.status})
         plans.append(plan)

@@ -32,6 +32,7 @@ from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.disaster_relief.checker import check_plan
 from crab_gym.envs.realm.disaster_relief.model import (
     RESOURCES,
@@ -72,21 +73,14 @@ class ReliefState:
         return cls(inst.start, [inst.start] * len(inst.vehicles), {k: inst.stock.get(k, 0) for k in RESOURCES})
 
 
-@dataclass
-class OracleResult:
-    """What the oracle found; ``cost`` is the whole plan's (kept trips included)."""
-
-    cost: float | None
-    status: str
-    bound: float | None
-    trips: list[dict[str, Any]]
-    time_limit_s: float
-    workers: int = 1
-    solver: str = SOLVER
-    deterministic_time: float = 0.0  # what the search used: below the budget means it stopped early
-
-    def plan(self) -> dict[str, Any]:
-        return {"trips": [dict(t, load=dict(t["load"])) for t in self.trips]}
+def relief_result(cost: float | None, status: str, bound: float | None, trips: Sequence[dict[str, Any]],
+                  limit: float, *, solver: str = SOLVER, deterministic_time: float = 0.0) -> OracleResult:
+    """What the oracle found: ``cost`` is the whole plan's (kept trips included), ``plan`` the
+    trips as ``submit_plan`` arguments, ``time_limit_s`` CP-SAT's deterministic budget and
+    ``detail["deterministic_time"]`` what the search used (below the budget: it stopped early)."""
+    plan = {"trips": [dict(t, load=dict(t["load"])) for t in trips]}
+    return OracleResult(cost, status, plan, bound=bound, time_limit_s=limit, workers=1, solver=solver,
+                        detail={"deterministic_time": deterministic_time})
 
 
 def _received(inst: P7Instance, trips: Sequence[dict[str, Any]]) -> tuple[list[dict[str, int]], list[dict[str, int]], int]:
@@ -145,13 +139,13 @@ def solve_p7(
     code = solver.Solve(m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return OracleResult(None, status, None, list(state.trips), limit,
-                            deterministic_time=solver.ResponseProto().deterministic_time)
+        return relief_result(None, status, None, state.trips, limit,
+                             deterministic_time=solver.ResponseProto().deterministic_time)
     trips = list(state.trips) + _new_trips(solver, inst, x, q)
     # the kept trips' credit is inside c_on / c_late; only their minutes are outside the model
     value = float(round(solver.ObjectiveValue())) + fixed_minutes
     bound = float(math.ceil(solver.BestObjectiveBound() - 1e-6) + fixed_minutes)
-    return OracleResult(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
+    return relief_result(value, status, bound, trips, limit, deterministic_time=solver.ResponseProto().deterministic_time)
 
 
 class _Trips:

@@ -23,15 +23,16 @@ group droppable at a penalty larger than any plan's cost, so a plan always comes
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
-from dataclasses import asdict, dataclass, field
 
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.group_tours.heuristics import earliest_start_plan
 from crab_gym.envs.realm.group_tours.model import P2Instance
 
@@ -46,29 +47,14 @@ def default_time_limit(instance: P2Instance) -> float:
     return solver_budget.time_limit(instance.size, len(instance.groups), TIME_LIMITS, TIME_LIMITS_BY_GROUPS)
 
 
-@dataclass
-class P2OracleResult:
-    """What CP-SAT found; ``cost`` excludes drop penalties (None: nothing usable)."""
-
-    assignments: dict[str, list[dict]]
-    cost: int | None
-    dropped: list[str]
-    status: str  # OPTIMAL | FEASIBLE | INFEASIBLE (groups dropped) | NO_SOLUTION
-    time_limit_s: float
-    workers: int = WORKERS
-    solver: str = "ortools CP-SAT"
-    bound: float | None = None
-    solve_seconds: float = field(default=0.0, compare=False)
-
-    @property
-    def feasible(self) -> bool:
-        return self.status in ("OPTIMAL", "FEASIBLE")
-
-    def plan(self) -> dict:
-        return {"assignments": {k: [dict(t) for t in v] for k, v in self.assignments.items()}}
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+def _p2_result(assignments: dict[str, list[dict]], cost: int | None, dropped: list[str], status: str,
+               limit: float, workers: int, solver: str, bound: float | None = None) -> OracleResult:
+    """The oracle's result: ``cost`` excludes drop penalties, ``plan`` the tours by guide as
+    ``submit_plan`` arguments, ``detail["dropped"]`` the groups left out; ``status`` OPTIMAL,
+    FEASIBLE, INFEASIBLE (groups dropped) or NO_SOLUTION."""
+    plan = {"assignments": {k: [dict(t) for t in v] for k, v in assignments.items()}}
+    return OracleResult(cost, status, plan, bound=bound, time_limit_s=limit, workers=workers, solver=solver,
+                        detail={"dropped": list(dropped)})
 
 
 def plan_cost(instance: P2Instance, assignments: dict[str, list[dict]]) -> int:
@@ -87,7 +73,7 @@ def grid_step(instance: P2Instance) -> int:
     return max(step, 1)
 
 
-def solve_p2(instance: P2Instance, time_limit: float | None = None, workers: int = WORKERS) -> P2OracleResult:
+def solve_p2(instance: P2Instance, time_limit: float | None = None, workers: int = WORKERS) -> OracleResult:
     """Best plan CP-SAT finds within ``time_limit`` seconds on ``workers`` threads."""
     limit = float(time_limit if time_limit is not None else default_time_limit(instance))
     hint = earliest_start_plan(instance)
@@ -95,11 +81,10 @@ def solve_p2(instance: P2Instance, time_limit: float | None = None, workers: int
     result = _solve(instance, limit, workers, droppable=False, hint=hint)
     if result.status == "NO_SOLUTION":
         result = _solve(instance, limit, workers, droppable=True, hint=hint)
-    result.solve_seconds = time.perf_counter() - tic
-    return result
+    return dataclasses.replace(result, solve_seconds=time.perf_counter() - tic)
 
 
-def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hint: dict | None) -> P2OracleResult:
+def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hint: dict | None) -> OracleResult:
     """The time-indexed model (the interval model when the grid has too many starts)."""
     G, D = len(instance.groups), instance.tour_duration
     step = grid_step(instance)
@@ -133,7 +118,7 @@ def _solve(instance: P2Instance, limit: float, workers: int, droppable: bool, hi
     code = solver.Solve(m)
     name = f"ortools CP-SAT, time-indexed ({step}-minute grid)"
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return P2OracleResult({}, None, list(instance.group_ids), "NO_SOLUTION", limit, workers, name)
+        return _p2_result({}, None, list(instance.group_ids), "NO_SOLUTION", limit, workers, name)
     assignments: dict[str, list[dict]] = {gid: [] for gid in instance.guide_ids}
     for (g, k, t), var in x.items():
         if solver.Value(var):
@@ -196,7 +181,7 @@ def _solver(limit: float, workers: int) -> cp_model.CpSolver:
     return solver
 
 
-def _result(instance, solver, code, assignments, dropped, limit, workers, name) -> P2OracleResult:
+def _result(instance, solver, code, assignments, dropped, limit, workers, name) -> OracleResult:
     for tours in assignments.values():
         tours.sort(key=lambda t: (t["start"], t["group"]))
     cost = plan_cost(instance, assignments)
@@ -205,12 +190,12 @@ def _result(instance, solver, code, assignments, dropped, limit, workers, name) 
     else:
         status = "OPTIMAL" if code == cp_model.OPTIMAL else "FEASIBLE"
         bound = max(0.0, float(solver.BestObjectiveBound()))
-    return P2OracleResult(assignments, cost, dropped, status, limit, workers, name, bound)
+    return _p2_result(assignments, cost, dropped, status, limit, workers, name, bound)
 
 
 def _solve_intervals(
     instance: P2Instance, limit: float, workers: int, droppable: bool, hint: dict | None
-) -> P2OracleResult:
+) -> OracleResult:
     """Fallback for fine grids: start variables, optional intervals, NoOverlap per guide."""
     G, K, D = len(instance.groups), len(instance.guides), instance.tour_duration
     horizon = instance.horizon
@@ -249,7 +234,7 @@ def _solve_intervals(
     code = solver.Solve(m)
     name = "ortools CP-SAT, interval model"
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return P2OracleResult({}, None, list(instance.group_ids), "NO_SOLUTION", limit, workers, name)
+        return _p2_result({}, None, list(instance.group_ids), "NO_SOLUTION", limit, workers, name)
     assignments, dropped = _read_intervals(instance, solver, starts, x, drops)
     return _result(instance, solver, code, assignments, dropped, limit, workers, name)
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common import solver_budget
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.thanksgiving.model import LATE_WEIGHT, SCALE, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
 
@@ -51,26 +51,14 @@ def default_limit(inst: ThanksgivingInstance) -> float:
     return solver_budget.time_limit(inst.size, len(inst.tasks), DETERMINISTIC_LIMITS, LIMITS_BY_TASKS)
 
 
-@dataclass
-class OracleResult:
-    """What CP-SAT found: the plan, its cost (minutes), status and settings."""
-
-    pickups: list[dict[str, Any]]
-    cooking_schedule: list[dict[str, Any]]
-    cost: float | None
-    status: str  # OPTIMAL | FEASIBLE | INFEASIBLE | UNKNOWN
-    bound: float | None
-    time_limit_s: float
-    workers: int = WORKERS
-    solver: str = SOLVER
-    solve_seconds: float = field(default=0.0, compare=False)
-
-    def plan(self) -> dict[str, Any]:
-        """The plan as ``submit_plan`` arguments."""
-        return {
-            "pickups": [dict(p) for p in self.pickups],
-            "cooking_schedule": [dict(c) for c in self.cooking_schedule],
-        }
+def _result(pickups: list[dict[str, Any]], cooking: list[dict[str, Any]], cost: float | None, status: str,
+            bound: float | None, limit: float, elapsed: float) -> OracleResult:
+    """What CP-SAT found: the plan as ``submit_plan`` arguments, its cost (the model's cost
+    units), status (OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN), bound and settings; the time
+    limit is CP-SAT's deterministic one."""
+    plan = {"pickups": [dict(p) for p in pickups], "cooking_schedule": [dict(c) for c in cooking]}
+    return OracleResult(cost, status, plan, bound=bound, time_limit_s=limit, workers=WORKERS, solver=SOLVER,
+                        solve_seconds=elapsed)
 
 
 def solve(inst: ThanksgivingInstance, limit: float | None = None, delays: Any = ()) -> OracleResult:
@@ -92,13 +80,11 @@ def solve_from(state: Kitchen, limit: float | None = None, known: list[Any] | No
     code = solver.Solve(built.m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return OracleResult([], [], None, status, None, limit, solve_seconds=time.perf_counter() - tic)
+        return _result([], [], None, status, None, limit, time.perf_counter() - tic)
     pickups, cooking = built.read(solver)
     scaled = round(solver.ObjectiveValue()) + built.const_scaled
     bound = (math.ceil(solver.BestObjectiveBound() - 1e-6) + built.const_scaled) / SCALE
-    return OracleResult(
-        pickups, cooking, scaled / SCALE, status, bound, limit, solve_seconds=time.perf_counter() - tic
-    )
+    return _result(pickups, cooking, scaled / SCALE, status, bound, limit, time.perf_counter() - tic)
 
 
 def horizon(state: Kitchen, landing: dict[str, int]) -> int:

@@ -55,16 +55,15 @@ def _adaptive(inst: ThanksgivingInstance, limit: float) -> dict[str, Any]:
     greedy = greedy_play(Kitchen.start_of(inst, inst.delays))
     verdict = check_plan(inst, greedy.plan(), landings_of(inst, inst.delays))
     use_chain = chain.feasible and (not verdict.feasible or chain.cost <= verdict.cost)
-    proved = all(s == "OPTIMAL" for s in chain.statuses)
     return {
         "value": chain.cost if use_chain else verdict.cost if verdict.feasible else None,
         "plan": chain.plan if use_chain else greedy.plan(),
-        "status": f"ADAPTIVE({'OPTIMAL' if proved else 'FEASIBLE'})" if use_chain else "ADAPTIVE(GREEDY)",
+        "status": chain.status if use_chain else "ADAPTIVE(GREEDY)",
         "policy": "adaptive_oracle" if use_chain else "greedy",
         "adaptive_oracle_value": chain.cost if chain.feasible else None,
         "greedy_value": verdict.cost if verdict.feasible else None,
-        "resolves": chain.resolves,
-        "solve_statuses": chain.statuses,
+        "resolves": chain.detail["resolves"],
+        "solve_statuses": chain.detail["statuses"],
     }
 
 
@@ -74,7 +73,7 @@ def p9_record(inst: ThanksgivingInstance) -> dict[str, Any]:
     hindsight = oracle.solve(inst.static(), limit, delays=inst.delays)
     adaptive = _adaptive(inst, limit)
     use_hindsight = hindsight.cost is not None and (adaptive["value"] is None or hindsight.cost <= adaptive["value"])
-    best = ({"value": hindsight.cost, "plan": hindsight.plan(), "status": hindsight.status, "policy": "hindsight_oracle"}
+    best = ({"value": hindsight.cost, "plan": hindsight.plan, "status": hindsight.status, "policy": "hindsight_oracle"}
             if use_hindsight else {k: adaptive[k] for k in ("value", "plan", "status", "policy")})
     return {
         "fingerprint": inst.fingerprint(),
