@@ -22,33 +22,20 @@ from pydantic import Field
 
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, check_option_keys, checked_init
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.viewer import Viewer
 from crab_gym.envs.realm.jobshop.check import check
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
-from crab_gym.envs.realm.jobshop.generator import random_instance
-from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import instance_reference, literature, yardstick
 from crab_gym.envs.realm.jobshop.render import VIEWER
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
+from crab_gym.envs.realm.jobshop.source import SOURCE
 
 RewardMode = Literal["default", "makespan"]
 DEFAULT_INSTANCE = "ft06"
 
-#: What ``instance`` accepts (checked, and explained when wrong).
-INSTANCE_KIND = InstanceKind(
-    problem="JSSP",
-    types=(JSSPInstance,),
-    names=list_jssp_instances,
-    list_all="crab_gym.datasets.list_instances('P11')",
-    examples=("ft06", "la01", "ta01"),
-    files="a path to an instance file (standard, Taillard or JSON form)",
-    mappings=False,
-)
-#: Keys of a ``generator`` dict (``n_jobs`` and ``n_machines`` are required).
-GENERATOR_KEYS = ("n_jobs", "n_machines", "low", "high")
 
 
 def _make_actions(n_jobs: int) -> list[Action]:
@@ -228,6 +215,7 @@ class JobShopEnv(RealmEnv):
     #: The best known makespan and stored plan of a shipped instance's data, else the
     #: instance's own values, else the solver's (see
     #: :func:`~crab_gym.envs.realm.jobshop.references.yardstick`; ``reference="bound"``: no solver).
+    instance_source = SOURCE
     reference_lookup = staticmethod(yardstick)
     viewer = VIEWER
     checker = staticmethod(check)
@@ -251,13 +239,10 @@ class JobShopEnv(RealmEnv):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
         self.reward_mode = reward_mode
         self._bound_only = check_reference_option(reference)
-        self._generator = generator_options(generator)
+        self._generator, inst = SOURCE.start(instance, generator)
         if self._generator is not None:
-            g = self._generator
-            inst = random_instance(g["n_jobs"], g["n_machines"], 0, low=g["low"], high=g["high"])
-            max_p = g["high"]
+            max_p = self._generator["high"]
         else:
-            inst = self._load_instance(instance)
             max_p = max(99, max(max(r) for r in inst.durations))
         super().__init__(
             _make_actions(inst.n_jobs), reference=None if self._bound_only else reference,
@@ -273,9 +258,6 @@ class JobShopEnv(RealmEnv):
         self._use_instance(inst)
 
     # ================================================================== instance (RealmEnv hooks)
-    def _load_instance(self, spec: Any) -> JSSPInstance:
-        return INSTANCE_KIND.load(spec, load_jssp_instance)
-
     def _check_fits(self, inst: JSSPInstance) -> None:
         if inst.shape != self.instance.shape or inst.n_machines != self.instance.n_machines:
             raise ValueError(
@@ -284,10 +266,6 @@ class JobShopEnv(RealmEnv):
             )
         if max(max(r) for r in inst.durations) > self._max_p:
             raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")
-
-    def _draw_instance(self) -> JSSPInstance:
-        g = self._generator
-        return random_instance(g["n_jobs"], g["n_machines"], self.np_random, low=g["low"], high=g["high"])
 
     def _use_instance(self, inst: JSSPInstance) -> None:
         self.instance = inst
@@ -542,27 +520,3 @@ def check_reference_option(reference: Any) -> bool:
             raise ValueError(f'reference must be a makespan, "bound" or None, got {reference!r}')
         return True
     return False
-
-
-def generator_options(generator: Any) -> dict[str, int] | None:
-    """The checked ``generator`` argument as a dict with every key (None: no generator)."""
-    if generator is None:
-        return None
-    if isinstance(generator, dict):
-        check_option_keys("generator option", generator, GENERATOR_KEYS)
-        missing = [k for k in ("n_jobs", "n_machines") if k not in generator]
-        if missing:
-            raise ValueError(f"generator needs {' and '.join(missing)} (keys: {', '.join(GENERATOR_KEYS)})")
-        opts = {"low": 1, "high": 99, **generator}
-    elif isinstance(generator, (tuple, list)) and len(generator) == 2:
-        n_jobs, n_machines = generator
-        opts = {"n_jobs": n_jobs, "n_machines": n_machines, "low": 1, "high": 99}
-    else:
-        raise TypeError(
-            'generator must be (n_jobs, n_machines) or a dict like {"n_jobs": 6, "n_machines": 6} '
-            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
-        )
-    opts = {k: int(v) for k, v in opts.items()}
-    if opts["n_jobs"] < 1 or opts["n_machines"] < 1 or not 0 <= opts["low"] <= opts["high"]:
-        raise ValueError(f"invalid generator options {opts}")
-    return opts

@@ -22,17 +22,12 @@ from gymnasium.vector.utils import batch_space
 
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.references import optimality_ratio
-from crab_gym.envs.realm.jobshop.env import (
-    DEFAULT_INSTANCE,
-    INSTANCE_KIND,
-    check_reference_option,
-    generator_options,
-    observation_space_for,
-)
+from crab_gym.envs.realm.jobshop.env import DEFAULT_INSTANCE, check_reference_option, observation_space_for
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import yardstick
+from crab_gym.envs.realm.jobshop.source import INSTANCE_KIND, generator_options
 from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
 
 try:  # Gymnasium >= 1.1 names the autoreset modes; 1.0 always resets on the next step
