@@ -28,10 +28,12 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import MissingExtraError
-from crab_gym.baselines.registry import REALM_IDS, named_policies, policy_specs
+from crab_gym.baselines.llm_agent import MODEL_ENV
+from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, policy_specs
 from crab_gym.core.benchmark import Benchmark
 from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
 from crab_gym.core.keywords import did_you_mean
+from crab_gym.core.llm_report import Prices
 from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
@@ -183,7 +185,7 @@ def _check_fit(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str,
     raise UsageError(f"{'; '.join(problems)}; {what}: {', '.join(fit_all) or 'none'}; {hint}")
 
 
-def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: Sequence[str], specs: dict[str, Any]) -> None:
+def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: dict[str, NamedPolicy]) -> None:
     """Make each env once and build each policy on it, so that a bad instance name, a wrong
     keyword or an unconfigured policy is a one-line error before any episode runs."""
     shown = f" with --env-kwargs {json.dumps(kwargs)}" if kwargs else ""
@@ -193,9 +195,9 @@ def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: Sequenc
         except USER_ERRORS as exc:
             raise UsageError(f"cannot make {env_id}{shown}: {_message(exc)}") from None
         try:
-            for name in policies:
+            for name, factory in policies.items():
                 try:
-                    specs[name].factory(env)
+                    factory(env)
                 except USER_ERRORS as exc:
                     raise UsageError(f"policy {name!r} cannot run on {env_id}: {_message(exc)}") from None
         finally:
@@ -240,6 +242,35 @@ def _policy_options(args: argparse.Namespace, specs: dict[str, Any], backend: st
     return {p: {"max_rps": args.max_rps / processes} for p in io_bound}
 
 
+def _run_policies(args: argparse.Namespace, specs: dict[str, Any], options: dict[str, dict[str, Any]]
+                  ) -> dict[str, NamedPolicy]:
+    """The run's policies by the name its episodes carry: an LLM policy once per model, named
+    ``<policy>:<model>`` (so episodes of two models never mix, and the report has a row per model)."""
+    llm = [p for p in args.policy if specs[p].io_bound]
+    if args.model and not llm:
+        raise UsageError("--model names the model of an LLM policy: add --policy llm (or multi-llm)")
+    models = list(dict.fromkeys(args.model or ([os.environ[MODEL_ENV]] if os.environ.get(MODEL_ENV) else [])))
+    policies: dict[str, NamedPolicy] = {}
+    for name in args.policy:
+        opts = dict(options.get(name, {}))
+        if name in llm and models:
+            policies.update({f"{name}:{m}": NamedPolicy(name, {**opts, "model": m}) for m in models})
+        else:  # no model anywhere: building the agent says how to name one
+            policies[name] = NamedPolicy(name, opts)
+    return policies
+
+
+def _prices(args: argparse.Namespace) -> Prices:
+    """--price-in / --price-out; both or neither (a cost needs the two)."""
+    if bool(args.price_in) != bool(args.price_out):
+        given, missing = ("--price-in", "--price-out") if args.price_in else ("--price-out", "--price-in")
+        raise UsageError(f"{given} needs {missing} too (prices per million tokens; 0 for a local model)")
+    try:
+        return Prices.parse(args.price_in, args.price_out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _note(command: str) -> Any:
     return lambda message: print(f"crab-gym {command}: {message}", file=sys.stderr)
 
@@ -254,8 +285,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_names(args.env, args.policy, specs)
     _check_fit(args.env, args.policy, specs, chosen=chosen)
     backend = _backend(args, specs)
-    options = _policy_options(args, specs, backend)
-    _preflight(args.env, kwargs, args.policy, specs)
+    prices = _prices(args)
+    policies = _run_policies(args, specs, _policy_options(args, specs, backend))
+    _preflight(args.env, kwargs, policies)
 
     bench = Benchmark(
         [(env_id, kwargs) for env_id in args.env],
@@ -266,8 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         address=args.address,
     )
     try:
-        report = bench.run(named_policies(args.policy, options), progress=not args.quiet,
-                           out=args.out or None, log=_note("run"))
+        report = bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"))
     except EpisodeStoreConflict as exc:
         raise UsageError(str(exc)) from None
     except EpisodeStoreError as exc:
@@ -275,9 +306,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial_report", None)
         if partial is not None:
+            partial.prices = prices
             _finish(partial, args)
         print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
         return 130
+    report.prices = prices
     _finish(report, args)
     if report.n_errors:
         tracebacks = (
@@ -297,6 +330,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild report.json, report.md (and report.png) from DIR/episodes.jsonl."""
     _check_plot(args)
+    prices = _prices(args)
     if Path(args.dir).is_file():
         raise UsageError(f"{args.dir} is a file: give the --out directory of a `crab-gym run`")
     store = EpisodeStore(args.dir)
@@ -309,7 +343,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in store.notes:
         _note("report")(note)
     args.out = args.dir
-    _finish(BenchmarkReport(results), args)
+    _finish(BenchmarkReport(results, prices=prices), args)
     return 0
 
 
@@ -400,7 +434,10 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--seed", type=_seed, default=0,
                        help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
-                       help="cut (truncate) an episode after N steps (default: %(default)s)")
+                       help="cut (truncate) an episode after N steps (multi-llm: rounds) (default: %(default)s)")
+    p_run.add_argument("--model", nargs="+", default=None, metavar="NAME",
+                       help=f"LLM policies: the model(s) to ask; each runs every episode, as policy "
+                            f"<policy>:<model> (one report row per model x env; default: ${MODEL_ENV})")
 
 
 def _add_run_execution(p_run: argparse.ArgumentParser) -> None:
@@ -422,9 +459,18 @@ def _add_run_execution(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--max-rps", type=_positive_float, default=None, metavar="R",
                        help="LLM policies: at most R requests per second to the model server, over "
                             "all workers (default: no limit)")
+    _add_price_options(p_run)
     p_run.add_argument("--plot", action="store_true",
                        help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_price_options(parser: argparse.ArgumentParser) -> None:
+    """--price-in / --price-out: the LLM table's cost column."""
+    for side, tokens in (("in", "prompt"), ("out", "completion")):
+        parser.add_argument(f"--price-{side}", nargs="+", default=None, metavar="PRICE",
+                            help=f"LLM policies: price of a million {tokens} tokens, for the cost column; "
+                                 "PRICE for every model, MODEL=PRICE for one (give both --price-in and --price-out)")
 
 
 def _add_report_parser(sub: Any) -> None:
@@ -436,6 +482,7 @@ def _add_report_parser(sub: Any) -> None:
     )
     p_report.add_argument("dir", metavar="DIR", help="the --out directory of a `crab-gym run`")
     p_report.add_argument("--plot", action="store_true", help="also write DIR/report.png (needs the viz extra)")
+    _add_price_options(p_report)
     p_report.set_defaults(func=cmd_report)
 
 
