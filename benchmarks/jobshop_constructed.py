@@ -8,9 +8,10 @@ Three tables, one run:
 1. **Generation time** (median over ``--seeds`` seeds) of ``constructed_instance`` with its
    certificate (the proof included: the family's checker and bound run on every instance), beside
    Taillard's ``random_instance`` of the same size in the same run (data only, no reference).
-2. **Rule gaps**: mean gap of each dispatching rule to the optimum on constructed 15x15
-   instances (the certified ``C*``), beside the same rules on Taillard's ta01-ta10 (15x15, their
-   proven optima from the literature), in the same run.
+2. **Rule gaps**: mean gap of each dispatching rule to the optimum on constructed instances
+   (the certified ``C*``), beside the same rules on classical instances of the same size with
+   proven optima (Taillard's ta01-ta10, 15x15; Lawrence's la11-la15, 20x5), in the same run;
+   and on J3-shaped ones (no classical counterpart).
 3. **CP-SAT** (one worker, ``--cp-sat-seconds``) on one constructed instance per shape: the
    makespan it reaches and its proven bound against the certified ``C*`` (skip with 0).
 """
@@ -66,6 +67,9 @@ def rule_gaps(seeds: int) -> None:
     rows = {
         f"constructed 15x15, seeds 0-{seeds - 1}": [_build(SHAPES["P11 15x15"], s)[0] for s in range(seeds)],
         "Taillard ta01-ta10 (15x15)": [load_jssp_instance(f"ta{i:02d}") for i in range(1, 11)],
+        f"constructed 20x5, seeds 0-{seeds - 1}": [_build({"jobs": 20, "machines": 5}, s)[0] for s in range(seeds)],
+        "Lawrence la11-la15 (20x5)": [load_jssp_instance(f"la{i}") for i in range(11, 16)],
+        "constructed J3 200x50, seeds 0-2": [_build(SHAPES["J3 200x50"], s)[0] for s in range(3)],
     }
     for label, instances in rows.items():
         gaps = {n: [] for n in names}

@@ -14,10 +14,13 @@ from crab_gym.envs.realm.jobshop.constructed import (
     constructed_instance,
     constructed_j3,
     constructed_p11,
+    constructed_reference,
+    draw_constructed,
 )
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
+from crab_gym.envs.scoring_check import check_scoring, local_search, submit
 
 from .helpers import check_feasible, ensure_registered, semi_active_makespan
 
@@ -156,6 +159,35 @@ def test_the_p11_env_scores_against_the_constructed_optimum():
     mwkr = run_rule(env, RULES["MWKR"], seed=0)["metrics"]
     assert mwkr["makespan"] > cert.makespan and mwkr["optimality"] == pytest.approx(cert.makespan / mwkr["makespan"])
     env.close()
+
+
+def test_the_scoring_contract_holds_against_the_constructed_optimum():
+    """Do-nothing, random and greedy play on constructed instances keep the scoring promises,
+    and a hill climb from the certificate's plan finds nothing shorter than C* (it cannot)."""
+    ensure_registered()
+    built = [constructed_instance(n, m, seed=s) for n, m, s in ((6, 6, 0), (10, 5, 1), (10, 10, 2), (15, 15, 3))]
+    check_scoring("Realm-P11-v0", instances=[inst for inst, _ in built], search_tries=0).raise_if_failed()
+    rng = np.random.default_rng(0)
+    for inst, cert in built:
+        env = gym.make("Realm-P11-v0", instance=inst)
+        plan = {"sequence": [list(r) for r in cert.sequence]}
+        oracle = submit(env, plan, "oracle")
+        assert oracle.feasible and oracle.cost == cert.makespan and oracle.optimality == 1.0
+        found = local_search(env, plan, oracle.cost, 30, rng, 0)
+        assert found and all(o.cost >= cert.makespan for o in found if o.feasible)
+        assert all(o.optimality <= 1.0 for o in found)
+        env.close()
+
+
+def test_drawn_instances_keep_their_reference_for_the_env():
+    options = {"n_jobs": 8, "n_machines": 4, "low": 1, "high": 99}
+    inst = draw_constructed(options, 11)
+    again, cert = constructed_instance(8, 4, seed=11)
+    assert inst == again
+    ref = constructed_reference(inst)
+    assert ref is not None and ref.status == STATUS and ref.value == cert.makespan
+    assert ref.plan == {"sequence": [list(r) for r in cert.sequence]}
+    assert constructed_reference(constructed_instance(8, 4, seed=12)[0]) is None  # not drawn: looked up as usual
 
 
 @pytest.mark.parametrize("kwargs, message", [
