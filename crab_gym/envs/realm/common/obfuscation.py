@@ -1,0 +1,400 @@
+"""Obfuscated REALM envs: the same problem with its names replaced, against memorisation.
+
+A model that saw REALM-Bench's files (or their solutions) while training can recognise an
+instance by its names -- ``ft06``, ``p3_small_01``, the campus's ``clock_tower`` -- and recall
+rather than plan. :class:`ObfuscatedEnv` shows an LLM the same problem under other names: the
+instance, places, people, vehicles, dishes, components, suppliers, regions, groups and guides
+get pseudo-words drawn from a seed, consistently everywhere the model looks (the task text,
+``describe()``, the action schemas' enums, field names and descriptions, errors, the solution,
+the reference plan). Nothing else changes: the numbers, the order of every list and of the
+flat actions (so ``action_masks()`` and the action space are the inner env's), the checker, the
+reference value. A plan therefore scores the same under renaming.
+
+How: one mechanism for every family. The env's names are read from its instance through a
+small table (:data:`NAME_FIELDS`: which instance fields hold names, per id); text is rewritten
+token by token (a name is replaced only where it stands as a whole identifier, so ``p1`` in
+``pickup:p1`` is renamed and ``p10`` is not touched), and each call coming in is rewritten back
+before the inner env runs it. What is kept on purpose (:data:`KEPT`): words that name a kind,
+not an entity -- P7's resources and severities, P10's production stages (assembly, testing,
+packaging), vehicle types. P11's jobs and machines are indices, not names: only the instance's
+name is hidden there.
+
+Limits: ``rgb_array`` renders are the inner env's pictures (names drawn in them); the inner
+env's ``instance`` object (read by heuristics through ``__getattr__``) keeps its names; a
+policy that acts with original names still works (a name that is no alias passes unchanged).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import operator
+import re
+import types
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal, Union, get_args, get_origin  # noqa: UP035 - Union: get_origin's value
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, create_model
+
+from crab_gym.core.action import Action
+from crab_gym.core.spaces import ActionCodec
+
+#: Per id, the instance fields that hold names: ``a.b`` an attribute, ``[]`` every item of a
+#: list, ``{}`` every key of a dict. The instance's own ``name`` is always hidden.
+NAME_FIELDS: dict[str, tuple[str, ...]] = {
+    "Realm-P1-v0": ("locations[]", "start", "end"),
+    "Realm-P2-v0": ("groups[].group_id", "guides[].guide_id"),
+    "Realm-P3-v0": ("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id"),
+    "Realm-P4-v0": ("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id"),
+    "Realm-P5-v0": ("places[]", "guests[].guest_id", "errands[].errand_id", "vehicles[].vehicle_id"),
+    "Realm-P6-v0": ("cars[].car_id", "cars[].start", "members[].member_id", "tasks[].task_id", "flights[].flight_id"),
+    "Realm-P7-v0": ("regions[].id", "vehicles[].id"),
+    "Realm-P8-v0": ("places[]", "guests[].guest_id", "errands[].errand_id", "vehicles[].vehicle_id"),
+    "Realm-P9-v0": ("cars[].car_id", "cars[].start", "members[].member_id", "tasks[].task_id", "flights[].flight_id"),
+    "Realm-P10-v0": ("components[].name", "suppliers[].supplier_id", "suppliers[].location", "facilities[].location"),
+    "Realm-P11-v0": (),
+    "Realm-J2-v0": (),
+    "Realm-J3-v0": (),
+    "Realm-J4-v0": (),
+}
+#: Per id, instance words deliberately kept: kinds (resources, severities, stages, vehicle
+#: types, disruption kinds), not entities a model could recognise an instance by.
+KEPT: dict[str, tuple[str, ...]] = {
+    "Realm-P4-v0": ("accident", "local_traffic_congestion", "road_closure", "vehicle_breakdown"),
+    "Realm-P7-v0": ("medical_supplies", "food", "water", "shelter", "doctors", "nurses", "logistics", "critical",
+                    "urgent", "normal", "helicopter", "truck", "boat", "drone", "resource_shortage", "weather_event",
+                    "transport_blocked"),
+    "Realm-P8-v0": ("traffic_delay", "road_closure"),
+    "Realm-P9-v0": ("flight_delay",),
+    "Realm-P10-v0": ("assembly", "testing", "packaging", "machine_breakdown", "resource_shortage"),
+    "Realm-J2-v0": ("J2", "machines", "jobs"),
+    "Realm-J3-v0": ("J3", "machines", "jobs"),
+    "Realm-J4-v0": ("J4", "machines", "jobs"),
+}
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_CONSONANTS, _VOWELS = "bdfgklmnprstvz", "aeiou"
+
+
+# ====================================================================== names
+def instance_names(instance: Any, fields: Sequence[str]) -> list[str]:
+    """The names ``fields`` point at in ``instance``, in order, without repeats (identifiers only)."""
+    found: list[str] = []
+    for path in fields:
+        found.extend(v for v in _walk(instance, path.replace("[]", ".[]").replace("{}", ".{}").split(".")) if v)
+    return [n for n in dict.fromkeys(found) if isinstance(n, str) and _IDENT.match(n)]
+
+
+def _walk(obj: Any, parts: list[str]) -> Iterable[Any]:
+    if not parts:
+        yield obj
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "[]":
+        for item in obj or ():
+            yield from _walk(item, rest)
+    elif head == "{}":
+        for key in (obj or {}):
+            yield from _walk(key, rest)
+    elif head:
+        value = obj.get(head) if isinstance(obj, Mapping) else getattr(obj, head, None)
+        if value is not None:
+            yield from _walk(value, rest)
+    else:
+        yield from _walk(obj, rest)
+
+
+def _pseudo_word(rng: np.random.Generator) -> str:
+    syllables = int(rng.integers(2, 4))
+    word = "".join(_CONSONANTS[rng.integers(len(_CONSONANTS))] + _VOWELS[rng.integers(len(_VOWELS))]
+                   for _ in range(syllables))
+    return word.capitalize()
+
+
+def _token_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+    words = sorted(set(words), key=len, reverse=True)
+    if not words:
+        return None
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(map(re.escape, words)) + r")(?![A-Za-z0-9_])")
+
+
+class NameMap:
+    """A bijection between names and pseudo-word aliases, applied token by token.
+
+    Args:
+        names: the names to hide (the first may be the instance's name).
+        seed: draws the aliases (the same seed and names give the same aliases).
+        avoid: words no alias may be (the text's own words, compared case-blind).
+        instance_name: the instance's name, aliased ``instance_<word>``.
+    """
+
+    def __init__(self, names: Sequence[str], seed: int, avoid: Iterable[str] = (), instance_name: str | None = None):
+        rng = np.random.default_rng([int(seed), zlib.crc32("\n".join(names).encode())])
+        taken = {w.lower() for w in avoid} | {n.lower() for n in names}
+        self.forward: dict[str, str] = {}
+        for name in ([instance_name] if instance_name else []) + [n for n in names if n != instance_name]:
+            alias = _pseudo_word(rng)
+            while alias.lower() in taken:
+                alias = _pseudo_word(rng)
+            taken.add(alias.lower())
+            self.forward[name] = f"instance_{alias.lower()}" if name == instance_name else alias
+        self.backward = {alias: name for name, alias in self.forward.items()}
+        self._out = _token_pattern(self.forward)
+        self._in = _token_pattern(self.backward)
+
+    def text(self, text: str) -> str:
+        """``text`` with every name replaced by its alias."""
+        return self._out.sub(lambda m: self.forward[m.group(0)], text) if self._out is not None else text
+
+    def untext(self, text: str) -> str:
+        """``text`` with every alias replaced by its name (other words unchanged)."""
+        return self._in.sub(lambda m: self.backward[m.group(0)], text) if self._in is not None else text
+
+    def out(self, value: Any) -> Any:
+        """``value`` (JSON-like: dicts, lists, strings) with names replaced in strings and keys."""
+        return _map_strings(value, self.text)
+
+    def back(self, value: Any) -> Any:
+        """``value`` with aliases replaced by names: what the inner env understands."""
+        return _map_strings(value, self.untext)
+
+
+def _map_strings(value: Any, change: Any) -> Any:
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, Mapping):
+        return {change(k) if isinstance(k, str) else k: _map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_strings(v, change) for v in value) if isinstance(value, list) else \
+            tuple(_map_strings(v, change) for v in value)
+    return value
+
+
+# ====================================================================== renamed actions
+def _never_run(**_: Any) -> None:
+    raise RuntimeError("an obfuscated env's action is never run itself: the inner env runs the call")
+
+
+class _Retyper:
+    """Rebuilds annotations and pydantic models with every string literal, field name and
+    description renamed (structure, order and bounds unchanged)."""
+
+    def __init__(self, names: NameMap) -> None:
+        self.names = names
+        self._models: dict[type[BaseModel], type[BaseModel]] = {}
+
+    def type(self, tp: Any) -> Any:
+        origin, args = get_origin(tp), get_args(tp)
+        if origin is Literal:
+            return Literal[tuple(self.names.text(a) if isinstance(a, str) else a for a in args)]  # type: ignore[misc]
+        if origin is Annotated:
+            return Annotated[(self.type(args[0]), *tp.__metadata__)]  # type: ignore[misc]
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return self.model(tp)
+        if not args:
+            return tp
+        new = tuple(self.type(a) for a in args)
+        if origin is Union or isinstance(tp, types.UnionType):
+            return functools.reduce(operator.or_, new)
+        if isinstance(tp, types.GenericAlias):
+            return types.GenericAlias(origin, new)
+        return tp.copy_with(new) if hasattr(tp, "copy_with") else tp
+
+    def model(self, model: type[BaseModel]) -> type[BaseModel]:
+        if model not in self._models:
+            fields: dict[str, Any] = {}
+            for name, info in model.model_fields.items():
+                renamed = copy.copy(info)
+                if info.description:
+                    renamed.description = self.names.text(info.description)
+                fields[self.names.text(name)] = (self.type(info.annotation), renamed)
+            self._models[model] = create_model(model.__name__, __config__=model.model_config, **fields)
+        return self._models[model]
+
+    def action(self, act: Action) -> Action:
+        params = None if act.parameters is None else self.model(act.parameters)
+        return Action(act.name, _never_run, params, description=self.names.text(act.description))
+
+
+def reserved_words(codec: ActionCodec, names: Iterable[str] = ()) -> set[str]:
+    """Tool and argument names, never renamed: a place named ``park`` beside a ``park`` tool
+    stays ``park`` (else the text would rename the tool where it mentions it). Fields named
+    after entities (P3's plan has a field per vehicle: ``v1``) are no argument names."""
+    entities = set(names)
+    words: set[str] = set()
+    for act in codec.actions:
+        words.add(act.name)
+        if act.parameters is not None:
+            words |= set(act.parameters.model_fields)
+            words |= _nested_field_names(act.parameters) - entities
+    return words
+
+
+def _nested_field_names(model: type[BaseModel]) -> set[str]:
+    names: set[str] = set()
+    for info in model.model_fields.values():
+        for inner in _models_in(info.annotation):
+            names |= set(inner.model_fields) | _nested_field_names(inner)
+    return names
+
+
+def _models_in(tp: Any) -> list[type[BaseModel]]:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp]
+    return [m for a in get_args(tp) for m in _models_in(a)]
+
+
+def renamed_codec(codec: ActionCodec, names: NameMap) -> ActionCodec:
+    """``codec`` with every name renamed: the same actions, in the same flat order."""
+    retyper = _Retyper(names)
+    return ActionCodec([retyper.action(a) for a in codec.actions])
+
+
+# ====================================================================== the env
+class ObfuscatedEnv(gym.Env):
+    """A REALM env under other names (see the module docstring).
+
+    Args:
+        env: a REALM env (made by ``gym.make`` or built directly).
+        seed: draws the aliases; the same seed and instance give the same names.
+        name_fields: the instance fields holding names (default: :data:`NAME_FIELDS` of the env's id).
+    """
+
+    def __init__(self, env: gym.Env, *, seed: int = 0, name_fields: Sequence[str] | None = None) -> None:
+        self._inner = env
+        base = env.unwrapped
+        env_id = _registered_id(base)
+        if name_fields is None:
+            if env_id not in NAME_FIELDS:
+                raise ValueError(f"no name table for {env_id or type(base).__name__}: pass name_fields=[...] "
+                                 f"(instance fields holding names); ids with one: {', '.join(NAME_FIELDS)}")
+            name_fields = NAME_FIELDS[env_id]
+        self.name_fields = tuple(name_fields)
+        self.obfuscation_seed = int(seed)
+        self.metadata = base.metadata
+        self.render_mode = base.render_mode
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+        self._instance_key: Any = None
+        self.names: NameMap
+        self.codec: ActionCodec
+        self._rebuild()
+
+    # ------------------------------------------------------------------ names
+    def _rebuild(self) -> None:
+        """Draw the aliases of the current instance (at construction and when it changes)."""
+        base = self._inner.unwrapped
+        instance = base.instance
+        key = (id(instance), getattr(instance, "name", None))
+        if key == self._instance_key:
+            return
+        instance_name = getattr(instance, "name", None)
+        names = instance_names(instance, self.name_fields)
+        described = base.describe() if hasattr(base, "describe") else ""
+        words = set(re.findall(r"[A-Za-z][A-Za-z0-9_]*", f"{_task_text(base)}\n{described}\n{base.codec.actions}"))
+        names = [n for n in names if n not in reserved_words(base.codec, names)]
+        if isinstance(instance_name, str) and instance_name:
+            names = [instance_name, *names]
+        self.names = NameMap(names, self.obfuscation_seed, words, instance_name=instance_name or None)
+        self.codec = renamed_codec(base.codec, self.names)
+        self._instance_key = key
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        obs, info = self._inner.reset(seed=seed, options=self._back_options(options))
+        self._rebuild()
+        return obs, self._info(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if isinstance(action, Mapping) and "name" in action:  # a tool call: back to the inner names
+            action = {**action, "arguments": self.names.back(dict(action.get("arguments") or {}))}
+        elif isinstance(action, str):  # JSON text of a call: its aliases back
+            action = self.names.untext(action)
+        obs, reward, terminated, truncated, info = self._inner.step(action)
+        return obs, reward, terminated, truncated, self._info(info)
+
+    def render(self) -> Any:
+        frame = self._inner.render()
+        return self.names.text(frame) if isinstance(frame, str) else frame
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def _info(self, info: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: self.names.out(v) if k in ("error", "reason", "solution", "metrics", "event") else v
+                for k, v in info.items()}
+
+    def _back_options(self, options: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not options or not isinstance(options.get("instance"), str):
+            return options
+        return {**options, "instance": self.names.untext(options["instance"])}
+
+    # ------------------------------------------------------------------ what LLMs read
+    @property
+    def task_description(self) -> str:
+        return self.names.text(_task_text(self._inner.unwrapped))
+
+    def describe(self) -> str:
+        return self.names.text(self._inner.unwrapped.describe())
+
+    def tools(self, fmt: Literal["openai", "anthropic"] = "openai") -> list[dict[str, Any]]:
+        return [a.to_tool(fmt) for a in self.codec.actions]
+
+    def action_masks(self) -> np.ndarray:
+        return self._inner.unwrapped.action_masks()
+
+    # ------------------------------------------------------------------ scoring
+    @property
+    def reference(self) -> Any:
+        return self._renamed_reference(self._inner.unwrapped.reference)
+
+    def solved_reference(self) -> Any:
+        return self._renamed_reference(self._inner.unwrapped.solved_reference())
+
+    def _renamed_reference(self, ref: Any) -> Any:
+        if dataclasses.is_dataclass(ref) and getattr(ref, "plan", None):
+            return dataclasses.replace(ref, plan=self.names.out(ref.plan))
+        return ref
+
+    def finish_metrics(self) -> dict[str, Any]:
+        return self.names.out(self._inner.unwrapped.finish_metrics())
+
+    def finish_adaptation(self) -> dict[str, Any]:
+        return self.names.out(self._inner.unwrapped.finish_adaptation())
+
+    def joint_pass_call(self) -> dict[str, Any] | None:
+        call = self._inner.unwrapped.joint_pass_call()
+        return None if call is None else self.names.out(call)
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (``completeness``, ``agent_arguments``, ``instance``...) is the inner env's."""
+        if name.startswith("__") or name == "_inner":
+            raise AttributeError(name)
+        return getattr(self._inner.unwrapped, name)
+
+
+def _registered_id(base: gym.Env) -> str | None:
+    """The env's id: its spec's, else the id its class is registered under (an env built
+    directly, not by ``gym.make``)."""
+    if base.spec is not None:
+        return base.spec.id
+    target = f"{type(base).__module__}:{type(base).__qualname__}"
+    return next((spec.id for spec in gym.registry.values() if spec.entry_point == target), None)
+
+
+def _task_text(base: Any) -> str:
+    text = getattr(base, "task_description", "")
+    return str(text() if callable(text) else text)
+
+
+def make_obfuscated(env_id: str, *, seed: int = 0, **kwargs: Any) -> ObfuscatedEnv:
+    """``gym.make(env_id, **kwargs)`` under other names (``seed`` draws them)."""
+    return ObfuscatedEnv(gym.make(env_id, **kwargs), seed=seed)
+
+
+__all__ = ["KEPT", "NAME_FIELDS", "NameMap", "ObfuscatedEnv", "instance_names", "make_obfuscated", "renamed_codec",
+           "reserved_words"]

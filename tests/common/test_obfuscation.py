@@ -1,0 +1,195 @@
+"""Obfuscated REALM envs (issue 26): on every REALM id the oracle's and the greedy heuristic's
+plans, played under the new names, score exactly what they score under the old ones; the text
+an LLM sees (task, state, tools, the adapter's prompt, errors) holds none of the old names; and
+the instance's identifying words are all either renamed or declared kept (so a name the table
+forgets fails here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import crab_gym  # noqa: F401
+from crab_gym.baselines import OraclePolicy
+from crab_gym.envs.realm.common.obfuscation import (
+    KEPT,
+    NAME_FIELDS,
+    NameMap,
+    ObfuscatedEnv,
+    instance_names,
+    make_obfuscated,
+    reserved_words,
+)
+from crab_gym.envs.registration import realm_ids
+from crab_gym.envs.scoring_check import greedy_factory
+from crab_gym.wrappers import LLMAdapter
+
+IDS = realm_ids()
+IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+#: Words of every instance that name no entity (sizes).
+GENERIC = {"small", "medium", "large"}
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def play(env: gym.Env, actions: list[Any] | None = None, policy: Any = None, seed: int = 0,
+         limit: int = 2000) -> tuple[list[Any], float, dict[str, Any]]:
+    """Play ``actions`` (or ``policy``) to the end: (the actions played, the return, the last info)."""
+    obs, info = env.reset(seed=seed)
+    played, total = [], 0.0
+    for k in range(limit):
+        action = actions[k] if actions is not None else policy(obs, info)
+        played.append(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["valid"], info.get("error")
+        total += float(reward)
+        if terminated or truncated:
+            return played, total, info
+    raise AssertionError("the episode did not end")
+
+
+def renamed(env: ObfuscatedEnv, action: Any) -> Any:
+    """An action of the original env as the obfuscated env takes it (a call's names renamed)."""
+    return env.names.out(action) if isinstance(action, dict) else action
+
+
+def tokens(text: str) -> set[str]:
+    return set(IDENT.findall(text))
+
+
+def llm_texts(env: ObfuscatedEnv) -> str:
+    """Everything an LLM is shown: task, state, tools, and the adapter's whole prompt."""
+    adapter = LLMAdapter(env)
+    prompt, _ = adapter.reset(seed=0)
+    return "\n".join([env.task_description, env.describe(), json.dumps(env.tools("openai")),
+                      json.dumps(env.tools("anthropic")), prompt])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_oracle_plan_scores_the_same_under_other_names(env_id):
+    _, total, info = play(gym.make(env_id), policy=OraclePolicy(gym.make(env_id)))
+    env = make_obfuscated(env_id, seed=3)
+    _, obf_total, obf_info = play(env, policy=OraclePolicy(env))
+    assert obf_total == pytest.approx(total)
+    assert obf_info["metrics"] == env.names.out(info["metrics"]) and obf_info["metrics"]["optimality"] == 1.0
+    assert obf_info["solution"] == env.names.out(info["solution"])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_greedy_plan_scores_the_same_under_other_names(env_id):
+    original = gym.make(env_id)
+    actions, total, info = play(original, policy=greedy_factory(env_id)(original))
+    env = make_obfuscated(env_id, seed=5)
+    env.reset(seed=0)
+    _, obf_total, obf_info = play(env, [renamed(env, a) for a in actions])
+    assert obf_total == pytest.approx(total) and 0 < info["metrics"]["optimality"] <= 1
+    assert obf_info["metrics"] == env.names.out(info["metrics"])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_llm_sees_none_of_the_original_names(env_id):
+    env = make_obfuscated(env_id, seed=1)
+    env.reset(seed=0)
+    base = gym.make(env_id).unwrapped
+    base.reset(seed=0)
+    names = instance_names(base.instance, NAME_FIELDS[env_id])
+    kept = set(names) & reserved_words(base.codec, names)  # also a tool's or an argument's name (P4's place `park`)
+    hidden = [base.instance.name, *(n for n in names if n not in kept)]
+    assert set(env.names.forward) == set(hidden) and len(set(env.names.forward.values())) == len(hidden)
+    assert len(kept) <= 1
+    seen = tokens(llm_texts(env))
+    assert not seen & set(hidden), sorted(seen & set(hidden))
+    for alias in env.names.forward.values():  # every alias is a word the model can use
+        assert alias not in tokens(base.describe() + base.task_description)
+    # a rejected call's error is renamed too
+    _, _, _, _, info = env.step({"name": "submit_plan", "arguments": {"no_such_argument": hidden[-1]}})
+    assert not info["valid"] and not tokens(str(info["error"])) & set(hidden)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_identifying_word_of_the_instance_is_renamed_or_declared_kept(env_id):
+    """Independent of the name table: every identifier-like string of the instance's data that
+    the original text shows must be renamed, or be a kind word the table keeps on purpose."""
+    base = gym.make(env_id).unwrapped
+    base.reset(seed=0)
+    shown = tokens(f"{base.task_description}\n{base.describe()}\n{json.dumps(base.tools('openai'))}")
+    strings = {s for s in _strings(base.instance) if IDENT.fullmatch(s)} & shown
+    env = make_obfuscated(env_id)
+    env.reset(seed=0)
+    reserved = reserved_words(base.codec, instance_names(base.instance, NAME_FIELDS[env_id]))
+    forgotten = strings - set(env.names.forward) - set(KEPT.get(env_id, ())) - GENERIC - reserved
+    assert not forgotten, f"{env_id}: add these to NAME_FIELDS or KEPT: {sorted(forgotten)}"
+
+
+def _strings(obj: Any, depth: int = 0) -> set[str]:
+    if depth > 6 or obj is None:
+        return set()
+    if isinstance(obj, str):
+        return {obj}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return set().union(*(_strings(getattr(obj, f.name), depth + 1) for f in dataclasses.fields(obj) if
+                             not f.name.startswith("_")))
+    if hasattr(type(obj), "model_fields") and not isinstance(obj, type):
+        return set().union(*(_strings(getattr(obj, f), depth + 1) for f in type(obj).model_fields))
+    if isinstance(obj, dict):
+        return set().union(*(({k} if isinstance(k, str) else set()) | _strings(v, depth + 1) for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)):
+        return set().union(*(_strings(v, depth + 1) for v in obj))
+    return set()
+
+
+@pytest.mark.parametrize("env_id", ["Realm-P1-v0", "Realm-P3-v0", "Realm-P6-v0", "Realm-P11-v0"])
+def test_an_obfuscated_env_passes_the_env_checker_and_repeats_under_a_seed(env_id):
+    check_env(make_obfuscated(env_id), skip_render_check=True)
+    first, second = make_obfuscated(env_id, seed=7), make_obfuscated(env_id, seed=7)
+    first.reset(seed=0)
+    second.reset(seed=0)
+    assert first.names.forward == second.names.forward and first.describe() == second.describe()
+    other = make_obfuscated(env_id, seed=8)
+    other.reset(seed=0)
+    assert other.names.forward != first.names.forward
+
+
+def test_the_flat_actions_keep_their_order():
+    """``action_masks()`` is the inner env's: flat action k is the same call under both names."""
+    for env_id in ("Realm-P3-v0", "Realm-P5-v0", "Realm-P10-v0"):
+        env = make_obfuscated(env_id)
+        env.reset(seed=0)
+        inner = env.unwrapped._inner.unwrapped
+        for flat in range(inner.codec.n_flat):
+            assert env.names.back(env.codec.flat_to_call(flat)) == inner.codec.flat_to_call(flat)
+
+
+def test_names_are_replaced_only_as_whole_identifiers():
+    names = NameMap(["p1", "v1"], seed=0)
+    p1, v1 = names.forward["p1"], names.forward["v1"]
+    assert names.text("pickup:p1 p10 v1, xp1 v1_x") == f"pickup:{p1} p10 {v1}, xp1 v1_x"
+    assert names.back({v1: [f"dropoff:{p1}", "p10"]}) == {"v1": ["dropoff:p1", "p10"]}
+
+
+def test_every_realm_id_has_a_name_table():
+    assert not set(IDS) - set(NAME_FIELDS), "add the new ids to obfuscation.NAME_FIELDS (and KEPT)"
+
+
+def test_an_env_built_without_gym_make_finds_its_table():
+    from crab_gym.envs.realm.campus_tour.env import CampusTourEnv
+
+    env = ObfuscatedEnv(CampusTourEnv())
+    env.reset(seed=0)
+    assert "entrance" in env.names.forward and "entrance" not in env.describe()
+
+
+def test_an_env_without_a_name_table_is_a_clear_error():
+    from tests.core.toy_env import LampsEnv
+
+    with pytest.raises(ValueError, match="no name table for LampsEnv: pass name_fields"):
+        ObfuscatedEnv(LampsEnv())
