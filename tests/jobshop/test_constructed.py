@@ -214,3 +214,28 @@ def test_bad_sizes_are_refused_with_a_clear_error(kwargs, message):
 def test_unknown_size_class_is_refused():
     with pytest.raises(ValueError, match="unknown size 'huge'"):
         constructed_p11("huge", 0)
+
+
+# ---------------------------------------------------------------------- the env's generator option
+def test_the_env_draws_constructed_instances_scored_without_a_solver() -> None:
+    from crab_gym.baselines.oracle_policy import OraclePolicy
+
+    env = gym.make("Realm-P11-v0", generator={"n_jobs": 8, "n_machines": 6, "construction": "bound_tight"})
+    seen = set()
+    for seed in (0, 1):
+        obs, info = env.reset(seed=seed)
+        ref = env.unwrapped.reference
+        assert ref.status == "OPTIMAL_BY_CONSTRUCTION" and ref.value == ref.bound == env.unwrapped.instance.optimum
+        seen.add(env.unwrapped.instance.fingerprint())
+        policy, done = OraclePolicy(env), False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy(obs, info))
+            done = terminated or truncated
+        assert info["metrics"]["optimality_pending"] is False  # nothing waited for a solve
+        assert info["metrics"]["optimality"] == 1.0 and info["metrics"]["makespan"] == ref.value
+    assert len(seen) == 2
+
+
+def test_a_wrong_construction_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="construction must be 'bound_tight'"):
+        gym.make("Realm-P11-v0", generator={"n_jobs": 8, "n_machines": 6, "construction": "tight"})

@@ -27,6 +27,7 @@ from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.viewer import Viewer
 from crab_gym.envs.realm.jobshop.check import check
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
+from crab_gym.envs.realm.jobshop.constructed import constructed_reference
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import instance_reference, literature, yardstick
 from crab_gym.envs.realm.jobshop.render import VIEWER
@@ -187,7 +188,7 @@ class JobShopEnv(RealmEnv):
     | parameter | type | default | description |
     |---|---|---|---|
     | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
-    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards) |
+    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high", "construction"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards); `"construction": "bound_tight"` draws instances whose optimum is known by construction instead (reference `OPTIMAL_BY_CONSTRUCTION`, with its plan, no solver; needs `n_jobs >= n_machines`) |
     | `reference` | `float` or `"bound"` | `None` | a known makespan to score against instead of the best known; `"bound"`: an instance with no best known value is scored against its lower bound, without a solver (for training on `generator=`) |
     | `reference_solve` | `"deferred"` or `"inline"` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is not solved inside `step()` or `reset()`: the reward measures against its lower bound, the metrics say `optimality_pending` and `finish_metrics()` (the evaluation runner calls it) solves it; `"inline"`: solved at the episode's end, inside `step()` |
     | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
@@ -292,7 +293,7 @@ class JobShopEnv(RealmEnv):
 
     def _solve_reference(self) -> Reference:
         """The yardstick of the current instance (``reference="bound"``: never the solver)."""
-        return yardstick(self.instance, solve=not self._bound_only)
+        return constructed_reference(self.instance) or yardstick(self.instance, solve=not self._bound_only)
 
     def _provisional_reference(self) -> Reference:
         """While a drawn instance's solved yardstick waits (``reference_solve="deferred"``):

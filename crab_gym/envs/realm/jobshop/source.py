@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.envs.realm.common.env import InstanceKind, check_option_keys
+from crab_gym.envs.realm.common.env import InstanceKind, check_option_keys, draw_seed
+from crab_gym.envs.realm.jobshop.constructed import BOUND_TIGHT, draw_constructed
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
@@ -25,19 +26,23 @@ INSTANCE_KIND = InstanceKind(
     mappings=False,
 )
 #: Keys of a ``generator`` dict (``n_jobs`` and ``n_machines`` are required).
-GENERATOR_KEYS = ("n_jobs", "n_machines", "low", "high")
+GENERATOR_KEYS = ("n_jobs", "n_machines", "low", "high", "construction")
 
 
 def generator_options(generator: Any) -> dict[str, int] | None:
     """The checked ``generator`` argument as a dict with every key (None: no generator)."""
     if generator is None:
         return None
+    construction = None
     if isinstance(generator, dict):
         check_option_keys("generator option", generator, GENERATOR_KEYS)
         missing = [k for k in ("n_jobs", "n_machines") if k not in generator]
         if missing:
             raise ValueError(f"generator needs {' and '.join(missing)} (keys: {', '.join(GENERATOR_KEYS)})")
         opts = {"low": 1, "high": 99, **generator}
+        construction = opts.pop("construction", None)
+        if construction not in (None, BOUND_TIGHT):
+            raise ValueError(f"generator construction must be {BOUND_TIGHT!r} or absent, got {construction!r}")
     elif isinstance(generator, (tuple, list)) and len(generator) == 2:
         n_jobs, n_machines = generator
         opts = {"n_jobs": n_jobs, "n_machines": n_machines, "low": 1, "high": 99}
@@ -49,7 +54,7 @@ def generator_options(generator: Any) -> dict[str, int] | None:
     opts = {k: int(v) for k, v in opts.items()}
     if opts["n_jobs"] < 1 or opts["n_machines"] < 1 or not 0 <= opts["low"] <= opts["high"]:
         raise ValueError(f"invalid generator options {opts}")
-    return opts
+    return opts if construction is None else {**opts, "construction": construction}
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class JobShopSource:
 
     def draw(self, options: dict[str, int], rng: np.random.Generator | int) -> JSSPInstance:
         """A random instance of the options' size, from ``rng`` (the env's ``np_random``)."""
+        if options.get("construction") == BOUND_TIGHT:  # optimum known by construction: no solver
+            return draw_constructed(options, rng if isinstance(rng, int) else draw_seed(rng))
         return random_instance(options["n_jobs"], options["n_machines"], rng, low=options["low"], high=options["high"])
 
 
