@@ -182,8 +182,8 @@ def _cell(column: str, value: Any) -> str:
         return value.replace("|", "\\|")
     if column in _COUNTS:
         return str(int(value))
-    if column in _MONEY:
-        return f"{value:.4f}"
+    if column in _MONEY:  # cents of a cent matter when one episode costs little
+        return f"{value:.6f}" if abs(value) < 1 else f"{value:.2f}"
     if column in ("tokens_in", "tokens_out", "requests"):
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
     if column == "wall_s":

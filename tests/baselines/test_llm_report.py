@@ -100,7 +100,7 @@ def test_the_llm_table_has_the_values_the_scripted_run_implies(capsys, tmp_path,
     assert priced["chat"]["cost_total"] == pytest.approx(2 * priced["chat"]["cost"])
     table = (out / "report.md").read_text().split("**LLM runs**")[1]
     assert '| chat | llm | Realm-P11-v0 | {"instance": "ft06"} | 2 | 0.000 | 0.000 | n/a | 500 | 100 | 5 |' in table
-    assert "| 0.0022 | 0.0045 |" in table  # chat's cost per episode and in total
+    assert "| 0.002250 | 0.004500 |" in table  # chat's cost per episode and in total
     assert "Prices per million tokens: in default 2.5, opt 1, out default 10." in table
 
 
