@@ -76,8 +76,8 @@ def main() -> None:
         t1 = time.perf_counter()
         cp = solve_cpsat(inst)
         t2 = time.perf_counter()
-        print(f"oracle p5_{size}_00: RoutingModel {routing.cost} in {t1 - t0:.1f} s; CP-SAT {cp.value} "
-              f"({cp.status}, bound {cp.bound:g}, {cp.deterministic_limit:g} deterministic s) in {t2 - t1:.1f} s")
+        print(f"oracle p5_{size}_00: RoutingModel {routing.cost} in {t1 - t0:.1f} s; CP-SAT {cp.cost} "
+              f"({cp.status}, bound {cp.bound:g}, {cp.time_limit_s:g} deterministic s) in {t2 - t1:.1f} s")
 
 
 if __name__ == "__main__":

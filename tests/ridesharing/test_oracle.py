@@ -51,7 +51,7 @@ def test_oracle_matches_brute_force(seed):
     assert res.cost == best
     # the brute-force plan and the oracle plan cost the same for the independent checker
     assert check_plan(inst, {"assignments": best_plan})["cost"] == best
-    report = check_plan(inst, res.solution(), reference_cost=best)
+    report = check_plan(inst, res.plan, reference_cost=best)
     assert report["feasible"] and report["cost"] == best and report["metrics"]["optimality"] == 1.0
 
 
@@ -68,7 +68,7 @@ def test_dropping_happens_at_the_stated_penalty():
     data["unserved_penalty"] = 0  # serving costs travel, dropping is free: serve nobody
     free = P3Instance.model_validate(data)
     res = solve_p3(free, time_limit=0.2)
-    assert res.served == 0 and res.cost == 0 and brute_force_p3(free)[0] == 0
+    assert res.detail["served"] == 0 and res.cost == 0 and brute_force_p3(free)[0] == 0
 
 
 def test_shipped_p3_values_reproduce_by_simulation_and_checker():
@@ -127,8 +127,8 @@ def test_adaptive_oracle_keeps_what_is_done_and_is_deterministic():
     inst = load_p4("p4_small_01")
     ref = shipped_references("p4")["p4_small_01"]
     again = adaptive_oracle(inst, ref["initial"]["plan"])
-    assert again.cost == ref["adaptive_oracle_value"] and again.plan == ref["adaptive_oracle_plan"]
-    report = check_plan(inst, again.solution(), reference_cost=ref["value"])
+    assert again.cost == ref["adaptive_oracle_value"] and again.plan["assignments"] == ref["adaptive_oracle_plan"]
+    report = check_plan(inst, again.plan, reference_cost=ref["value"])
     assert report["cost"] == again.cost and report["feasible"] == again.feasible
     assert ref["value"] <= again.cost  # the best plan known beats it here (129 < 146)
 
@@ -157,4 +157,4 @@ def test_resolve_from_state_pins_passengers_on_board():
     for k, veh in enumerate(sim.vehicles):  # the snapshot is untouched, its past is kept
         assert veh.route == done_before[k]
         kept = [x.stop for x in done_before[k]]
-        assert plan_codes(inst, result.plan)[k][: len(kept)] == kept
+        assert plan_codes(inst, result.plan["assignments"])[k][: len(kept)] == kept

@@ -93,7 +93,7 @@ def test_the_van_alone_on_p5_medium_00_scores_zero():
     assert alone.feasible
     env = WeddingEnv("p5_medium_00")
     env.reset(seed=0)
-    *_, info = env.step({"name": "submit_plan", "arguments": {"routes": alone.routes}})
+    *_, info = env.step({"name": "submit_plan", "arguments": alone.plan})
     assert info["metrics"]["optimality"] > 0 and info["metrics"]["coordination"] == 0.0
     env.reset(seed=0)
     *_, info = env.step({"name": "submit_plan", "arguments": {"routes": p5_reference(inst).plan["routes"]}})

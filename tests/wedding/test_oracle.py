@@ -10,7 +10,7 @@ import pytest
 
 from crab_gym.envs.realm.wedding.checker import check_plan
 from crab_gym.envs.realm.wedding.generator import generate_p5
-from crab_gym.envs.realm.wedding.oracle import routes_by_id, solo_value, solve_p5
+from crab_gym.envs.realm.wedding.oracle import solo_value, solve_p5
 from crab_gym.envs.realm.wedding.oracle_cpsat import solve_cpsat
 from crab_gym.envs.realm.wedding.sim import WeddingSim, simulate_plan
 from tests.wedding.bruteforce import brute_force
@@ -35,11 +35,11 @@ def test_cpsat_proves_the_brute_force_optimum_and_routing_never_beats_it(k):
     assert check_plan(inst, plan).feasible  # the generator is feasible by construction
     cp = solve_cpsat(inst, deterministic_limit=10)
     assert cp.status == "OPTIMAL"
-    assert cp.value == best == cp.bound
-    assert check_plan(inst, routes_by_id(inst, cp.routes)).cost == best  # the model's value is the plan's
+    assert cp.cost == best == cp.bound
+    assert check_plan(inst, cp.plan["routes"]).cost == best  # the model's value is the plan's
     routing = _routing(k)
     assert routing.feasible and routing.cost >= best
-    assert check_plan(inst, routing.routes).cost == routing.cost
+    assert check_plan(inst, routing.plan["routes"]).cost == routing.cost
 
 
 def test_routing_reaches_the_optimum_on_most_tiny_instances():
@@ -53,8 +53,8 @@ def test_routing_and_cpsat_agree_within_bounds_on_a_small_instance():
     inst = generate_p5("small", 1)
     routing, cp = solve_p5(inst, solution_limit=30), solve_cpsat(inst, deterministic_limit=20)
     assert cp.status == "OPTIMAL"
-    assert cp.bound <= cp.value <= routing.cost
-    assert check_plan(inst, routes_by_id(inst, cp.routes)).feasible
+    assert cp.bound <= cp.cost <= routing.cost
+    assert check_plan(inst, cp.plan["routes"]).feasible
 
 
 def test_solo_baseline_is_never_cheaper_than_the_optimum():

@@ -32,7 +32,7 @@ def test_the_audit_plans_do_not_beat_the_references():
 def test_the_cpsat_model_accepts_the_audit_plan():
     inst = load_p5("p5_large_02")
     res = solve_cpsat(inst, 5, hint=plan_codes(inst, AUDIT_314), fix_hint=True)
-    assert res.value == 314
+    assert res.cost == 314
 
 
 @pytest.mark.parametrize("name", ["p5_medium_06", "p5_large_02", "p5_large_03"])

@@ -128,7 +128,7 @@ def best_known(
     adaptive = adaptive_oracle(instance, initial_plan, schedule)
     greedy = drive_greedily(RideSim(instance, schedule)).assignments()
     starts: dict[str, Plan] = {
-        "adaptive_oracle": adaptive.plan,
+        "adaptive_oracle": adaptive.plan["assignments"],
         "undisrupted_plan_kept": {k: list(v) for k, v in initial_plan.items()},
         "greedy": greedy,
     }
@@ -152,9 +152,9 @@ def best_known(
         "policy": label,
         "proven_optimal": proven and feasible,
         "adaptive_oracle_value": adaptive.cost,
-        "adaptive_oracle_plan": adaptive.plan,
+        "adaptive_oracle_plan": adaptive.plan["assignments"],
         "adaptive_oracle_feasible": adaptive.feasible,
-        "resolves": adaptive.resolves,
+        "resolves": adaptive.detail["resolves"],
         "resolve_search": RESOLVE_SEARCH,
         "local_search_passes": MAX_PASSES,
         "candidates": {lab: _priced(instance, p, schedule)[1] for lab, p in candidates},

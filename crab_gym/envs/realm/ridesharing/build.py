@@ -34,7 +34,7 @@ from pathlib import Path
 from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import TIME_LIMITS, solve_p3
+from crab_gym.envs.realm.ridesharing.oracle import TIME_LIMITS, p3_record, solve_p3
 from crab_gym.envs.realm.ridesharing.references import (
     ON_DEMAND_SOLUTION_LIMIT,
     ON_DEMAND_TIME_GUARD,
@@ -51,7 +51,7 @@ COUNTS = {"small": 8, "medium": 7, "large": 5}
 
 
 def _p3_entry(inst: P3Instance) -> dict:
-    return {**solve_p3(inst, time_limit=TIME_LIMITS[inst.size]).record(), "fingerprint": inst.fingerprint()}
+    return {**p3_record(solve_p3(inst, time_limit=TIME_LIMITS[inst.size])), "fingerprint": inst.fingerprint()}
 
 
 def _build(folder: Path, generate: Callable[..., P3Instance], entry: Callable[[P3Instance], dict]) -> None:
@@ -74,7 +74,7 @@ def _p3_record(inst: P3Instance) -> dict:
 
 
 def _p4_record(inst: P3Instance) -> dict:
-    initial = solve_p3(inst, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT).record()
+    initial = p3_record(solve_p3(inst, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT))
     follow = simulate_plan(inst, initial["plan"], inst.disruptions)
     ref = {
         **p4_record(inst, initial),

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,7 @@ from crab_gym.envs.realm.common.fleet.routing import (
     search_parameters,
     tie_pair,
 )
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, simulate_plan
 
@@ -83,8 +84,9 @@ class DarpVehicle:
 
 
 @dataclass
-class DarpResult:
-    """Stop codes per vehicle index, and how the search ended."""
+class DarpRoutes:
+    """One routing search's stop codes per vehicle index, and how the search ended (what
+    :func:`solve_p3` and the P4 re-solves read; not an oracle's result)."""
 
     routes: dict[int, list[int]]
     status: str
@@ -214,7 +216,7 @@ def solve_darp(
     *,
     time_limit: float,
     solution_limit: int | None = None,
-) -> DarpResult:
+) -> DarpRoutes:
     """Route ``waiting`` requests (and the passengers on board) with the given vehicles.
 
     ``matrix`` holds the place-to-place minutes to use. Without ``solution_limit``: guided
@@ -226,7 +228,7 @@ def solve_darp(
     """
     t0 = time.perf_counter()
     if not vehicles:
-        return DarpResult({}, "NO_VEHICLE", None, time_limit, solution_limit)
+        return DarpRoutes({}, "NO_VEHICLE", None, time_limit, solution_limit)
     if solution_limit is None:
         attempts: list[Attempt] = [("PARALLEL_CHEAPEST_INSERTION", "GUIDED_LOCAL_SEARCH", None)]
     else:
@@ -234,7 +236,7 @@ def solve_darp(
     routes, objective, status = best_attempt(
         attempts, lambda: build_model(instance, matrix, vehicles, waiting), _read_routes(vehicles), time_limit
     )
-    return DarpResult(
+    return DarpRoutes(
         routes or {},
         status,
         objective,
@@ -244,43 +246,28 @@ def solve_darp(
     )
 
 
-@dataclass
-class P3OracleResult:
-    """The oracle's plan for a P3 instance and its value (travel + penalties, minutes)."""
-
-    plan: dict[str, list[str]]
-    cost: int
-    travel: int
-    served: int
-    unserved: list[str]
-    status: str
-    time_limit_s: float
-    workers: int = 1
-    solver: str = SOLVER
-    solution_limit: int | None = None
-    solve_seconds: float = field(default=0.0, compare=False)
-
-    def solution(self) -> dict[str, Any]:
-        """The plan in REALM's solution shape."""
-        return {"assignments": {k: list(v) for k, v in self.plan.items()}}
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("solve_seconds")
-        return out
-
-    def record(self) -> dict[str, Any]:
-        """The reference record of this result (``references.json``'s shape: ``value`` is the
-        cost, ``plan`` REALM's assignments; no wall-clock values)."""
-        out = self.to_dict()
-        out["value"] = out.pop("cost")
-        return out
+def p3_record(result: OracleResult) -> dict[str, Any]:
+    """The reference record of a :func:`solve_p3` result (``references.json``'s shape:
+    ``value`` is the cost, ``plan`` REALM's assignments mapping, the detail's figures beside;
+    no wall-clock values)."""
+    return {
+        "plan": {k: list(v) for k, v in result.plan["assignments"].items()},
+        "value": result.cost,
+        "status": result.status,
+        "time_limit_s": result.time_limit_s,
+        "workers": result.workers,
+        "solver": result.solver,
+        **{k: result.detail[k] for k in ("travel", "served", "unserved", "solution_limit")},
+    }
 
 
 def solve_p3(
     instance: P3Instance, *, time_limit: float | None = None, solution_limit: int | None = None
-) -> P3OracleResult:
-    """Solve a P3 instance from its start (no disruptions) and score the plan by simulation."""
+) -> OracleResult:
+    """Solve a P3 instance from its start (no disruptions) and score the plan by simulation:
+    ``cost`` is travel + penalties (minutes), ``plan`` the ``submit_plan`` arguments
+    (``{"assignments": ...}``); ``detail``: ``travel`` (minutes), ``served`` (requests
+    delivered), ``unserved`` (their passenger ids), ``solution_limit`` (None: a time budget)."""
     limit = default_time_limit(instance) if time_limit is None else float(time_limit)
     vehicles = [
         DarpVehicle(index=k, loc=instance.index[v.location], free=instance.start_time, capacity=v.capacity)
@@ -298,14 +285,14 @@ def solve_p3(
     plan = {v.vehicle_id: [names[s] for s in res.routes.get(k, [])] for k, v in enumerate(instance.vehicles)}
     sim = simulate_plan(instance, plan)
     unserved = [r.passenger_id for r, st in zip(instance.requests, sim.status) if st != DELIVERED]
-    return P3OracleResult(
-        plan=plan,
-        cost=sim.cost(),
-        travel=sim.travel_minutes(),
-        served=sim.served(),
-        unserved=unserved,
-        status=res.status,
+    return OracleResult(
+        sim.cost(),
+        res.status,
+        {"assignments": plan},
         time_limit_s=limit,
-        solution_limit=solution_limit,
+        workers=1,
+        solver=SOLVER,
         solve_seconds=res.solve_seconds,
+        detail={"travel": sim.travel_minutes(), "served": sim.served(), "unserved": unserved,
+                "solution_limit": solution_limit},
     )

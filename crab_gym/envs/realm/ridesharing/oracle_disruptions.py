@@ -25,15 +25,15 @@ than not re-planning.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from crab_gym.envs.realm.common.fleet.routing import drive_adaptively
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_completion
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import (
     DETERMINISTIC_STARTS,
-    DarpResult,
+    DarpRoutes,
     DarpVehicle,
     build_model,
     solve_once,
@@ -52,7 +52,7 @@ RESOLVE_TIME_GUARD = 3600.0
 
 def deterministic_darp(
     instance: P3Instance, matrix: Any, vehicles: list[DarpVehicle], waiting: list[int]
-) -> DarpResult:
+) -> DarpRoutes:
     """:func:`~crab_gym.envs.realm.ridesharing.oracle.solve_darp`'s model searched by
     :data:`RESOLVE_SEARCH` (the same result on every machine)."""
     best: tuple[dict[int, list[int]] | None, int | None, str] = (None, None, "ROUTING_NOT_SOLVED")
@@ -62,7 +62,7 @@ def deterministic_darp(
         if found[0] is not None and (best[1] is None or found[1] < best[1]):
             best = found
     routes, objective, status = best
-    return DarpResult(routes or {}, status, objective, RESOLVE_TIME_GUARD, None)
+    return DarpRoutes(routes or {}, status, objective, RESOLVE_TIME_GUARD, None)
 
 
 def resolve_from_state(sim: RideSim, *, travel: str = "now") -> tuple[dict[int, list[int]], dict[str, Any]]:
@@ -127,29 +127,19 @@ def continue_adaptively(sim: RideSim, plan: Mapping[int, Sequence[int]], **resol
     return drive_adaptively(sim, plan, lambda s, remaining: _best_of(s, remaining, **resolve_kwargs))
 
 
-@dataclass
-class AdaptiveResult:
-    """The adaptive oracle's final plan (REALM shape), its cost and its re-solves."""
-
-    plan: dict[str, list[str]]
-    cost: int
-    travel: int
-    served: int
-    feasible: bool
-    resolves: list[dict[str, Any]] = field(default_factory=list)
-
-    def solution(self) -> dict[str, Any]:
-        return {"assignments": {k: list(v) for k, v in self.plan.items()}}
-
-
-def _result(sim: RideSim, log: list[dict[str, Any]]) -> AdaptiveResult:
-    return AdaptiveResult(
-        plan=sim.assignments(),
-        cost=sim.cost(),
-        travel=sim.travel_minutes(),
-        served=sim.served(),
+def _result(sim: RideSim, log: list[dict[str, Any]]) -> OracleResult:
+    """The adaptive oracle's final plan (``submit_plan`` arguments), its cost simulated with
+    the real disruptions, ``feasible`` the simulation's verdict; ``detail``: ``travel``
+    (minutes), ``served`` (requests delivered), ``resolves`` (one entry per decision)."""
+    return OracleResult(
+        sim.cost(),
+        "ADAPTIVE",
+        {"assignments": sim.assignments()},
+        time_limit_s=RESOLVE_TIME_GUARD,
+        workers=1,
+        solver=RESOLVE_SEARCH,
+        detail={"travel": sim.travel_minutes(), "served": sim.served(), "resolves": log},
         feasible=not sim.violations,
-        resolves=log,
     )
 
 
@@ -158,7 +148,7 @@ def adaptive_oracle(
     initial_plan: Mapping[str, Sequence[str]],
     schedule: Sequence[Any] | None = None,
     **resolve_kwargs: Any,
-) -> AdaptiveResult:
+) -> OracleResult:
     """Follow ``initial_plan`` (made before any disruption) and re-solve at each disruption.
 
     ``schedule`` defaults to the instance's own disruptions.
@@ -172,7 +162,7 @@ def adaptive_oracle(
 
 def adaptive_from_state(
     snapshot: RideSim, keep: Mapping[int, Sequence[int]] | None = None, **resolve_kwargs: Any
-) -> AdaptiveResult:
+) -> OracleResult:
     """The adaptive oracle taking over from a state (a copy is used; ``snapshot`` is kept).
 
     ``keep``: the plan being followed at that state, if any (e.g. the rest of a submitted
@@ -184,7 +174,7 @@ def adaptive_from_state(
     return _result(sim, log)
 
 
-def keep_from_state(snapshot: RideSim, keep: Mapping[int, Sequence[int]]) -> AdaptiveResult:
+def keep_from_state(snapshot: RideSim, keep: Mapping[int, Sequence[int]]) -> OracleResult:
     """Keep ``keep`` (the plan being followed) from a state to the end, never re-planning,
     facing the disruptions still pending in ``snapshot`` (a copy is used)."""
     sim = snapshot.copy()
@@ -194,7 +184,7 @@ def keep_from_state(snapshot: RideSim, keep: Mapping[int, Sequence[int]]) -> Ada
 
 def adaptation_yardstick(
     snapshot: RideSim, keep: Mapping[int, Sequence[int]] | None = None, **resolve_kwargs: Any
-) -> tuple[AdaptiveResult, str]:
+) -> tuple[OracleResult, str]:
     """The adaptation yardstick from a state: the better (fewer violations, then lower cost;
     a tie keeps the plan) of keeping ``keep`` and the adaptive oracle's re-solve, both
     simulated from ``snapshot`` with the real disruptions to come. Returns (result, which):

@@ -87,8 +87,9 @@ class RouteCost:
 
 
 @dataclass
-class SearchResult:
-    """The best plan found: stop codes per vehicle index, its score and the moves made."""
+class SearchedRoutes:
+    """The local or exact search's best plan: stop codes per vehicle index, its score and the
+    moves made (a step of the reference search, not an oracle's result)."""
 
     routes: dict[int, list[int]]
     violations: int
@@ -176,7 +177,7 @@ def improve(
     *,
     vehicles: Sequence[str] | None = None,
     max_passes: int = MAX_PASSES,
-) -> SearchResult:
+) -> SearchedRoutes:
     """Local search from ``plan`` (REALM shape) facing ``schedule``, known in advance.
 
     ``vehicles``: the vehicle ids that may serve (default all; others keep no stops), so
@@ -195,7 +196,7 @@ def improve(
         if not moved:
             break
     bad, cost = _total(pricer, routes, scores)
-    return SearchResult(routes, bad, cost, moves)
+    return SearchedRoutes(routes, bad, cost, moves)
 
 
 def check_with_sim(instance: P3Instance, plan: Mapping[str, Sequence[str]], schedule: Sequence[Any] = ()) -> bool:
@@ -242,7 +243,7 @@ def _best_orders(pricer: RouteCost, v: int, n: int) -> dict[int, tuple[int, list
     return best
 
 
-def exact(instance: P3Instance, schedule: Sequence[Any] = (), *, vehicles: Sequence[str] | None = None) -> SearchResult:
+def exact(instance: P3Instance, schedule: Sequence[Any] = (), *, vehicles: Sequence[str] | None = None) -> SearchedRoutes:
     """The optimum facing ``schedule`` (known in advance) of an instance with at most
     :data:`EXACT_MAX_REQUESTS` requests, by enumeration: every vehicle's cheapest on-time
     route for every subset of requests, then the cheapest split of the requests among the
@@ -271,4 +272,4 @@ def exact(instance: P3Instance, schedule: Sequence[Any] = (), *, vehicles: Seque
     mask = min(f, key=lambda m: (f[m][0] + penalty * (n - bin(m & full).count("1")), m))
     travel, routes = f[mask]
     cost = travel + penalty * (n - bin(mask).count("1"))
-    return SearchResult({k: routes.get(k, []) for k in allowed}, 0, cost, 0)
+    return SearchedRoutes({k: routes.get(k, []) for k in allowed}, 0, cost, 0)

@@ -23,7 +23,7 @@ from typing import Any
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
 from crab_gym.envs.realm.ridesharing.best_known import SEARCH, best_known, solo_plan
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
-from crab_gym.envs.realm.ridesharing.oracle import solve_p3
+from crab_gym.envs.realm.ridesharing.oracle import p3_record, solve_p3
 from crab_gym.envs.realm.ridesharing.oracle_disruptions import RESOLVE_TIME_GUARD, adaptation_yardstick
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
@@ -55,7 +55,7 @@ def _plain(instance: P3Instance) -> P3Instance:
 
 
 def _solve_p3(instance: P3Instance) -> dict[str, Any]:
-    return solve_p3(instance, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT).record()
+    return p3_record(solve_p3(instance, time_limit=ON_DEMAND_TIME_GUARD, solution_limit=ON_DEMAND_SOLUTION_LIMIT))
 
 
 def p3_reference(instance: P3Instance) -> Reference:
@@ -172,7 +172,8 @@ def adaptation_reference(
     if key in _ADAPTATIONS:
         return _ADAPTATIONS[key]
     res, which = adaptation_yardstick(sim, keep)
-    out = {"value": res.cost, "plan": res.plan, "feasible": res.feasible, "resolves": res.resolves, "policy": which}
+    out = {"value": res.cost, "plan": res.plan["assignments"], "feasible": res.feasible,
+           "resolves": res.detail["resolves"], "policy": which}
     if len(_ADAPTATIONS) > 10_000:
         _ADAPTATIONS.clear()
     _ADAPTATIONS[key] = out

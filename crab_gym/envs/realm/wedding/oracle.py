@@ -43,6 +43,7 @@ from crab_gym.envs.realm.common.fleet.routing import (
     route_codes,
     tie_pair,
 )
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.wedding.checker import check_plan
 from crab_gym.envs.realm.wedding.model import VENUE_STOP, WeddingInstance
 
@@ -160,8 +161,9 @@ def _stops(parts: RoutingParts, assignment: Any, mv: int, venue_code: int) -> li
 
 
 @dataclass
-class RouteResult:
-    """Stop codes per vehicle index, the model's objective and how the search ended."""
+class SolvedRoutes:
+    """One routing search's stop codes per vehicle index, the model's objective and how the
+    search ended (what :func:`solve_p5` and the P8 re-solves read; not an oracle's result)."""
 
     routes: dict[int, list[int]]
     objective: int | None
@@ -178,10 +180,10 @@ def solve_routes(
     soft: bool = False,
     solution_limit: int = SOLUTION_LIMIT,
     time_limit: float = TIME_GUARD,
-) -> RouteResult:
+) -> SolvedRoutes:
     """Route the ``todo`` stops (and what the vehicles carry) with the deterministic search."""
     t0 = time.perf_counter()
-    best = RouteResult({}, None, "ROUTING_NOT_SOLVED")
+    best = SolvedRoutes({}, None, "ROUTING_NOT_SOLVED")
     if not vehicles:
         return best
     routes, objective, status = best_attempt(
@@ -192,7 +194,7 @@ def solve_routes(
         },
         time_limit,
     )
-    best = RouteResult(routes or {}, objective, status)
+    best = SolvedRoutes(routes or {}, objective, status)
     best.solve_seconds = time.perf_counter() - t0
     return best
 
@@ -212,39 +214,22 @@ def routes_by_id(inst: WeddingInstance, routes: dict[int, list[int]]) -> dict[st
     return {v.vehicle_id: [names[s] for s in routes.get(k, [])] for k, v in enumerate(inst.vehicles)}
 
 
-@dataclass
-class P5OracleResult:
-    """The routing oracle's plan for a P5 instance, checked by the independent checker."""
-
-    routes: dict[str, list[str]]
-    cost: int
-    feasible: bool
-    status: str
-    solution_limit: int
-    time_limit_s: float
-    workers: int = 1
-    solver: str = SOLVER
-    solve_seconds: float = 0.0
-
-    def plan(self) -> dict[str, Any]:
-        """The ``submit_plan`` arguments."""
-        return {"routes": {k: list(v) for k, v in self.routes.items()}}
-
-
 def solve_p5(
     inst: WeddingInstance, *, solution_limit: int = SOLUTION_LIMIT, time_limit: float = TIME_GUARD, only: int | None = None
-) -> P5OracleResult:
+) -> OracleResult:
     """Solve a P5 instance from the start of the day (``only``: with that vehicle alone, the
-    others driving straight to the venue) and score the plan with the checker."""
+    others driving straight to the venue) and score the plan with the checker: ``cost`` and
+    ``feasible`` are its verdict, ``plan`` the ``submit_plan`` arguments (``{"routes": ...}``),
+    ``detail["solution_limit"]`` the search's solution limit."""
     res = solve_routes(
         inst, inst.travel, start_vehicles(inst, only), list(range(inst.n_items)),
         solution_limit=solution_limit, time_limit=time_limit,
     )
     routes = routes_by_id(inst, res.routes)
     verdict = check_plan(inst, routes)
-    return P5OracleResult(
-        routes=routes, cost=int(verdict.cost), feasible=verdict.feasible, status=res.status,
-        solution_limit=solution_limit, time_limit_s=time_limit, solve_seconds=res.solve_seconds,
+    return OracleResult(
+        int(verdict.cost), res.status, {"routes": routes}, time_limit_s=time_limit, workers=1, solver=SOLVER,
+        solve_seconds=res.solve_seconds, detail={"solution_limit": solution_limit}, feasible=verdict.feasible,
     )
 
 
@@ -254,4 +239,4 @@ def solo_value(inst: WeddingInstance, **kwargs: Any) -> int:
     return min(solve_p5(inst, only=k, **kwargs).cost for k in range(len(inst.vehicles)))
 
 
-__all__ = ["VENUE_STOP", "P5OracleResult", "RouteVehicle", "routes_by_id", "solve_p5", "solve_routes", "solo_value"]
+__all__ = ["VENUE_STOP", "RouteVehicle", "routes_by_id", "solve_p5", "solve_routes", "solo_value"]

@@ -20,24 +20,13 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.wedding.model import WeddingInstance
+from crab_gym.envs.realm.wedding.oracle import routes_by_id
 
 #: Deterministic seconds of search per size class (CP-SAT's ``max_deterministic_time``).
 DETERMINISTIC_LIMITS = {"small": 30.0, "medium": 60.0, "large": 60.0}
 SOLVER = "ortools CP-SAT (AddCircuit per vehicle, one worker, deterministic time limit)"
-
-
-@dataclass
-class CpsatResult:
-    """The CP-SAT plan (stop codes per vehicle index), its value, the proven bound, the status."""
-
-    routes: dict[int, list[int]] | None
-    value: int | None
-    bound: float
-    status: str
-    deterministic_limit: float
-    workers: int = 1
-    solver: str = SOLVER
 
 
 @dataclass
@@ -170,8 +159,10 @@ def _routes(solver: cp_model.CpSolver, c: _Circuits, N: int) -> dict[int, list[i
 def solve_cpsat(
     inst: WeddingInstance, deterministic_limit: float | None = None, *,
     hint: Mapping[int, Sequence[int]] | None = None, fix_hint: bool = False,
-) -> CpsatResult:
-    """Minimise driving minutes + penalties over every vehicle's circuit (see the module).
+) -> OracleResult:
+    """Minimise driving minutes + penalties over every vehicle's circuit (see the module):
+    ``cost`` the model's value, ``plan`` the ``submit_plan`` arguments (None: no plan found),
+    ``bound`` CP-SAT's proven bound, ``time_limit_s`` its deterministic budget.
     ``hint``: a plan to start from (stop codes per vehicle index); ``fix_hint``: only check
     it (the model must accept it: a test that the model allows the checker's plans)."""
     limit = DETERMINISTIC_LIMITS.get(inst.size or "", 30.0) if deterministic_limit is None else float(deterministic_limit)
@@ -183,7 +174,11 @@ def solve_cpsat(
     code = solver.Solve(c.model)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return CpsatResult(None, None, float(solver.BestObjectiveBound()), status, limit)
-    value = int(round(solver.ObjectiveValue()))
-    return CpsatResult(_routes(solver, c, inst.n_items), value, float(solver.BestObjectiveBound()), status, limit)
+        return _result(None, None, float(solver.BestObjectiveBound()), status, limit)
+    plan = {"routes": routes_by_id(inst, _routes(solver, c, inst.n_items))}
+    return _result(plan, int(round(solver.ObjectiveValue())), float(solver.BestObjectiveBound()), status, limit)
+
+
+def _result(plan: dict[str, Any] | None, value: int | None, bound: float, status: str, limit: float) -> OracleResult:
+    return OracleResult(value, status, plan, bound=bound, time_limit_s=limit, workers=1, solver=SOLVER)
 

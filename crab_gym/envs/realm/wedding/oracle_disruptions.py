@@ -16,10 +16,10 @@ reference is the same on every run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from crab_gym.envs.realm.common.fleet.routing import drive_adaptively
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.wedding.heuristics import greedy_completion
 from crab_gym.envs.realm.wedding.local_search import improve
 from crab_gym.envs.realm.wedding.model import WeddingInstance
@@ -85,29 +85,33 @@ def continue_adaptively(sim: WeddingSim, plan: Mapping[int, Sequence[int]]) -> l
     return drive_adaptively(sim, plan, choose)
 
 
-@dataclass
-class AdaptiveResult:
-    """The final plan as driven (stop names per vehicle id), its cost and its re-solves."""
-
-    routes: dict[str, list[str]]
-    cost: int
-    feasible: bool
-    resolves: list[dict[str, Any]] = field(default_factory=list)
+#: What plays the adaptive oracle.
+RESOLVE_SEARCH = "RoutingModel re-solve at each disruption (deterministic), best of it, the plan followed, greedy"
 
 
-def _result(sim: WeddingSim, log: list[dict[str, Any]]) -> AdaptiveResult:
+def routes_result(routes: Mapping[str, Sequence[str]], cost: float, feasible: bool, *, status: str = "ADAPTIVE",
+                  log: Sequence[dict[str, Any]] = ()) -> OracleResult:
+    """A day's plan as driven (stop names per vehicle id) as a result: ``cost`` and
+    ``feasible`` the checker's verdict facing the disruptions, ``plan`` the ``submit_plan``
+    arguments, ``detail["resolves"]`` the adaptive oracle's decisions (one per disruption)."""
+    return OracleResult(int(cost), status, {"routes": {k: list(v) for k, v in routes.items()}},
+                        time_limit_s=RESOLVE_TIME_GUARD, workers=1, solver=RESOLVE_SEARCH,
+                        detail={"resolves": list(log)}, feasible=feasible)
+
+
+def _result(sim: WeddingSim, log: list[dict[str, Any]]) -> OracleResult:
     verdict = sim.check()
-    return AdaptiveResult(sim.routes(), int(verdict.cost), verdict.feasible, log)
+    return routes_result(sim.routes(), verdict.cost, verdict.feasible, log=log)
 
 
-def adaptive_oracle(instance: WeddingInstance, initial: Mapping[str, Sequence[str]], schedule: Sequence[Any]) -> AdaptiveResult:
+def adaptive_oracle(instance: WeddingInstance, initial: Mapping[str, Sequence[str]], schedule: Sequence[Any]) -> OracleResult:
     """Follow ``initial`` (made before any disruption) and re-solve at each disruption."""
     sim = WeddingSim(instance, schedule)
     log = continue_adaptively(sim, plan_codes(instance, initial))
     return _result(sim, log)
 
 
-def adaptive_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]] | None = None) -> AdaptiveResult:
+def adaptive_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]] | None = None) -> OracleResult:
     """The adaptive oracle taking over from a state (``snapshot`` is not changed)."""
     sim = snapshot.copy()
     plan, chosen = _best_of(sim, keep)
@@ -115,7 +119,7 @@ def adaptive_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]] 
     return _result(sim, log)
 
 
-def kept_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]]) -> AdaptiveResult:
+def kept_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]]) -> OracleResult:
     """Keeping the plan followed at a state, facing what is still to come (``snapshot`` is
     not changed): what ignoring the disruptions costs."""
     sim = snapshot.copy()
@@ -123,6 +127,6 @@ def kept_from_state(snapshot: WeddingSim, keep: Mapping[int, Sequence[int]]) -> 
     return _result(sim, [{"clock": snapshot.clock, "chosen": "previous plan, kept to the end"}])
 
 
-def better(a: AdaptiveResult, b: AdaptiveResult) -> AdaptiveResult:
+def better(a: OracleResult, b: OracleResult) -> OracleResult:
     """The better of two results: feasible first, then cheaper (``a`` on a tie)."""
     return b if (not b.feasible, b.cost) < (not a.feasible, a.cost) else a

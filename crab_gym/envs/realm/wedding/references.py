@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
 from crab_gym.envs.realm.wedding.checker import check_plan
 from crab_gym.envs.realm.wedding.heuristics import run_greedy
@@ -35,11 +36,11 @@ from crab_gym.envs.realm.wedding.oracle_disruptions import (
     RESOLVE_SEARCH_TRIES,
     RESOLVE_SOLUTION_LIMIT,
     RESOLVE_TIME_GUARD,
-    AdaptiveResult,
     adaptive_from_state,
     adaptive_oracle,
     better,
     kept_from_state,
+    routes_result,
 )
 from crab_gym.envs.realm.wedding.sim import WeddingSim, plan_codes
 
@@ -71,10 +72,10 @@ def _search(inst: WeddingInstance, routes: dict[str, list[str]], schedule: Seque
     return infeasible, cost, routes_by_id(inst, plan)
 
 
-def _cpsat_candidate(inst: WeddingInstance, cp: Any, label: str) -> tuple[bool, int, dict, str] | None:
-    if cp.routes is None:
+def _cpsat_candidate(inst: WeddingInstance, cp: OracleResult, label: str) -> tuple[bool, int, dict, str] | None:
+    if cp.plan is None:
         return None
-    routes = routes_by_id(inst, cp.routes)
+    routes = cp.plan["routes"]
     verdict = check_plan(inst, routes)
     return not verdict.feasible, int(verdict.cost), routes, label
 
@@ -86,19 +87,19 @@ def p5_record(inst: WeddingInstance, deterministic_limit: float | None = None) -
     inst = inst.plain()
     routing = solve_p5(inst)
     cp = solve_cpsat(inst, deterministic_limit)
-    cands = [(not routing.feasible, routing.cost, routing.routes, "routing"), _cpsat_candidate(inst, cp, "cpsat")]
+    cands = [(not routing.feasible, routing.cost, routing.plan["routes"], "routing"), _cpsat_candidate(inst, cp, "cpsat")]
     best = min((c for c in cands if c is not None), key=lambda c: c[:2])
     searched = _search(inst, best[2], tries=P5_SEARCH_TRIES, seeds=1)
     if searched[:2] < best[:2]:
         best = (*searched, f"{best[3]} + local search")
     seeded = None
-    if cp.status != "OPTIMAL" and (cp.value is None or best[1] < cp.value):
+    if cp.status != "OPTIMAL" and (cp.cost is None or best[1] < cp.cost):
         seeded = solve_cpsat(inst, deterministic_limit, hint=plan_codes(inst, best[2]))
         again = _cpsat_candidate(inst, seeded, f"cpsat seeded with {best[3]}")
         best = min(best, again, key=lambda c: c[:2]) if again is not None else best
     proof = seeded if seeded is not None and seeded.status == "OPTIMAL" else cp
     infeasible, value, routes, which = best
-    proven = proof.status == "OPTIMAL" and proof.value == value and not infeasible
+    proven = proof.status == "OPTIMAL" and proof.cost == value and not infeasible
     return {
         "value": value,
         "status": "OPTIMAL" if proven else ("INFEASIBLE" if infeasible else "FEASIBLE"),
@@ -111,12 +112,12 @@ def p5_record(inst: WeddingInstance, deterministic_limit: float | None = None) -
         "routing_value": routing.cost,
         "routing_status": routing.status,
         "solution_limit": SOLUTION_LIMIT,
-        "cpsat_value": cp.value,
+        "cpsat_value": cp.cost,
         "cpsat_status": cp.status,
         "search_tries": P5_SEARCH_TRIES,
-        "seeded_cpsat_value": None if seeded is None else seeded.value,
+        "seeded_cpsat_value": None if seeded is None else seeded.cost,
         "seeded_cpsat_status": None if seeded is None else seeded.status,
-        "deterministic_time_limit": cp.deterministic_limit,
+        "deterministic_time_limit": cp.time_limit_s,
         "solo_value": solo_value(inst),
         "fingerprint": inst.fingerprint(),
     }
@@ -161,7 +162,7 @@ class FacedSchedule:
         return fp if own else f"{fp}-{schedule_key(self.schedule)}"
 
 
-def _p8_candidates(inst: WeddingInstance, initial: dict[str, list[str]], schedule: list[Any]) -> dict[str, AdaptiveResult]:
+def _p8_candidates(inst: WeddingInstance, initial: dict[str, list[str]], schedule: list[Any]) -> dict[str, OracleResult]:
     """The plans a P8 reference is the best of, facing ``schedule``: the adaptive oracle, the
     P5 plan kept unchanged, the greedy policy."""
     kept = check_plan(inst, initial, disruptions=schedule)
@@ -169,8 +170,8 @@ def _p8_candidates(inst: WeddingInstance, initial: dict[str, list[str]], schedul
     verdict = greedy.check()
     return {
         "adaptive_oracle": adaptive_oracle(inst, initial, schedule),
-        "kept_p5_plan": AdaptiveResult({k: list(v) for k, v in initial.items()}, int(kept.cost), kept.feasible),
-        "greedy": AdaptiveResult(greedy.routes(), int(verdict.cost), verdict.feasible),
+        "kept_p5_plan": routes_result(initial, kept.cost, kept.feasible, status="PLAN"),
+        "greedy": routes_result(greedy.routes(), verdict.cost, verdict.feasible, status="PLAN"),
     }
 
 
@@ -182,9 +183,9 @@ def p8_record(inst: WeddingInstance, schedule: Sequence[Any] | None = None) -> d
     found = _p8_candidates(inst, initial["plan"]["routes"], schedule)
     policy = min(found, key=lambda k: (not found[k].feasible, found[k].cost))
     best = found[policy]
-    infeasible, cost, routes = _search(inst, best.routes, schedule)
+    infeasible, cost, routes = _search(inst, best.plan["routes"], schedule)
     if (infeasible, cost) < (not best.feasible, best.cost):
-        best, policy = AdaptiveResult(routes, cost, not infeasible), f"{policy} + local search"
+        best, policy = routes_result(routes, cost, not infeasible, status="PLAN"), f"{policy} + local search"
     adaptive, kept = found["adaptive_oracle"], found["kept_p5_plan"]
     return {
         "value": best.cost,
@@ -194,10 +195,10 @@ def p8_record(inst: WeddingInstance, schedule: Sequence[Any] | None = None) -> d
                   f"greedy; then {LOCAL_SEARCH} facing the disruptions ({SEARCH_SEEDS} x {SEARCH_TRIES} candidates)",
         "time_limit_s": initial.get("time_limit_s", TIME_GUARD),
         "workers": 1,
-        "plan": {"routes": best.routes},
+        "plan": {"routes": best.plan["routes"]},
         "policy": policy,
         "feasible": best.feasible,
-        "resolves": adaptive.resolves,
+        "resolves": adaptive.detail["resolves"],
         "adaptive_value": adaptive.cost,
         "kept_value": kept.cost if kept.feasible else None,
         "greedy_value": found["greedy"].cost if found["greedy"].feasible else None,
