@@ -34,6 +34,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from crab_gym.envs.realm.common.cp_sat import new_solver
+from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.common.solver_budget import time_limit
 from crab_gym.envs.realm.supply_chain.model import STAGES, P10Instance, facility_capacity, supplier_capacity
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
@@ -46,11 +47,16 @@ LIMITS_BY_COUNT = ((200, 5.0), (2000, 20.0), (float("inf"), 60.0))
 WALL_CAP_S = 120.0
 WORKERS = 1
 SOLVER = "CP-SAT (integer program, one worker, deterministic time limit)"
+#: What plays the adaptive oracle.
+ADAPTIVE_SOLVER = SOLVER + ", re-solved from the day each disruption strikes"
 
 
 @dataclass
-class Solution:
-    """The oracle's remaining plan from one state.
+class RemainingPlan:
+    """One CP-SAT solve's remaining plan from a state, in the model's indices (what the
+    oracles carry out day by day with :func:`carry_out_day`; the oracles' results are
+    :class:`~crab_gym.envs.realm.common.oracle_result.OracleResult`: :func:`solve_p10`,
+    :meth:`AdaptiveRun.result`).
 
     Attributes:
         status: CP-SAT's status name (``OPTIMAL``, ``FEASIBLE``, ...).
@@ -75,7 +81,7 @@ def budget_for(inst: P10Instance) -> float:
     return time_limit(inst.size, count, DETERMINISTIC_LIMITS, LIMITS_BY_COUNT)
 
 
-def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | None = None) -> Solution:
+def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | None = None) -> RemainingPlan:
     """The cheapest remaining plan from ``sim``'s state, facing the ``known`` disruptions
     (default: those that have struck, ``sim.fired``)."""
     inst = sim.inst
@@ -111,7 +117,7 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
     code = solver.Solve(m)
     status = solver.StatusName(code)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Solution(status, None, None, limit=limit)
+        return RemainingPlan(status, None, None, limit=limit)
     const = sim.spent + sim.holding + sim.lateness
     orders = [(c, s, int(solver.Value(v)), t) for (c, s, t), v in sorted(x.items(), key=lambda kv: kv[0][2])
               if solver.Value(v) > 0]
@@ -119,8 +125,23 @@ def solve_from(sim: SupplySim, known: list[Any] | None = None, limit: float | No
             if solver.Value(v) > 0]
     value = round(solver.Value(cost))
     bound = math.ceil(solver.BestObjectiveBound() / (tie_top + 1) - 1e-9)
-    return Solution(status, const + value, const + min(bound, value),
+    return RemainingPlan(status, const + value, const + min(bound, value),
                     orders, runs, limit)
+
+
+def solve_p10(inst: P10Instance, limit: float | None = None) -> OracleResult:
+    """The optimum with foresight of ``inst``'s disruptions (one solve from day 0 knowing them
+    all), carried out day by day facing them: ``cost`` the episode's (the solve's value),
+    ``plan`` the ``submit_plan`` arguments, ``bound`` CP-SAT's, ``time_limit_s`` the
+    deterministic budget; ``detail["shortfall"]``: GPUs not packaged."""
+    used = budget_for(inst) if limit is None else float(limit)
+    sol = solve_from(SupplySim(inst, []), known=list(inst.disruptions), limit=used)
+    sim = SupplySim(inst)
+    while not sim.done:
+        carry_out_day(sim, sol.orders, sol.runs)
+        sim.next_day()
+    return OracleResult(sim.cost(), sol.status, plan_arguments(sim), bound=sol.bound, time_limit_s=used,
+                        workers=WORKERS, solver=SOLVER, detail={"shortfall": sim.shortfall()})
 
 
 def _order_vars(
@@ -212,8 +233,8 @@ def carry_out_day(sim: SupplySim, orders: list[tuple[int, int, int, int]], runs:
 
 
 @dataclass
-class Adaptive:
-    """The adaptive oracle's episode: the final state and every solve's status."""
+class AdaptiveRun:
+    """The adaptive oracle's episode: the final state and every solve's status and bound."""
 
     sim: SupplySim
     statuses: list[str]
@@ -231,14 +252,24 @@ class Adaptive:
             return bad[0]
         return "ADAPTIVE_OPTIMAL" if all(s == "OPTIMAL" for s in self.statuses) else "ADAPTIVE_FEASIBLE"
 
+    def result(self) -> OracleResult:
+        """The episode as the oracle's result: its cost, what it did (``submit_plan``
+        arguments), ``feasible`` when every solve found a plan; ``detail``: ``statuses`` (one
+        per solve) and ``shortfall`` (GPUs not packaged)."""
+        return OracleResult(
+            self.sim.cost(), self.status, plan_arguments(self.sim), time_limit_s=self.limit, workers=WORKERS,
+            solver=ADAPTIVE_SOLVER, detail={"statuses": list(self.statuses), "shortfall": self.sim.shortfall()},
+            feasible=all(s in ("OPTIMAL", "FEASIBLE") for s in self.statuses),
+        )
+
 
 #: Adaptive runs by (instance, state, budget): an episode's end re-solves from states that
 #: repeat (replays, seeded evaluations); CP-SAT is deterministic, so a cached run is the run.
-_RUNS: dict[tuple[Any, ...], Adaptive] = {}
+_RUNS: dict[tuple[Any, ...], AdaptiveRun] = {}
 _RUNS_KEPT = 256
 
 
-def adaptive(sim: SupplySim, limit: float | None = None) -> Adaptive:
+def adaptive(sim: SupplySim, limit: float | None = None) -> AdaptiveRun:
     """Play the oracle from ``sim``'s state (a copy): solve, follow the plan until a
     disruption strikes, re-solve from that day knowing it, and so on to the due day. The
     oracle never sees a disruption before it strikes."""
@@ -250,7 +281,7 @@ def adaptive(sim: SupplySim, limit: float | None = None) -> Adaptive:
     return _RUNS[key]
 
 
-def _adaptive(sim: SupplySim, limit: float | None) -> Adaptive:
+def _adaptive(sim: SupplySim, limit: float | None) -> AdaptiveRun:
     sim = sim.copy()
     statuses: list[str] = []
     bounds: list[float | None] = []
@@ -266,7 +297,7 @@ def _adaptive(sim: SupplySim, limit: float | None) -> Adaptive:
             carry_out_day(sim, sol.orders, sol.runs)
             if sim.next_day() and not sim.done:
                 break  # a disruption struck: re-solve from today
-    return Adaptive(sim, statuses, bounds, used)
+    return AdaptiveRun(sim, statuses, bounds, used)
 
 
 def plan_arguments(sim: SupplySim) -> dict[str, list[dict[str, Any]]]:

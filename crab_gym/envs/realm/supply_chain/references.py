@@ -2,8 +2,8 @@
 is the optimum with foresight of that schedule.
 
 The reference of an episode is the plan CP-SAT proves optimal when it knows every disruption
-of the schedule from day 0 (:func:`~.oracle.solve_from` with ``known`` the whole schedule):
-no plan facing that schedule costs less, so it is the yardstick of optimality (``value``,
+of the schedule from day 0 (:func:`~.oracle.solve_p10`): no plan facing that schedule costs
+less, so it is the yardstick of optimality (``value``,
 ``status``, ``bound``) and the plan ``OraclePolicy`` submits (it pauses when a disruption
 strikes and resumes when submitted again, so the oracle scores 1). The adaptive oracle, which
 never sees a disruption coming (it solves, follows its plan until a disruption strikes,
@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ortools
-
+from crab_gym.envs.realm.common.oracle_record import oracle_record
 from crab_gym.envs.realm.common.references import Reference, stored_reference
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.model import INSTANCE_DIR, P10Instance
@@ -36,39 +35,23 @@ def with_schedule(inst: P10Instance, schedule: list[Any] | None) -> P10Instance:
     return inst.model_copy(update={"disruptions": list(schedule)})
 
 
-def foresight_plan(inst: P10Instance, limit: float | None = None) -> tuple[oracle.Solution, SupplySim]:
-    """The optimum with foresight of ``inst``'s disruptions, and that plan carried out day by
-    day in a simulation facing them (its cost is the solution's: the tests check it)."""
-    sol = oracle.solve_from(SupplySim(inst, []), known=list(inst.disruptions), limit=limit)
-    sim = SupplySim(inst)
-    while not sim.done:
-        oracle.carry_out_day(sim, sol.orders, sol.runs)
-        sim.next_day()
-    return sol, sim
-
-
 def reference_record(inst: P10Instance) -> dict[str, Any]:
     """The reference record of ``inst`` facing its own disruptions (JSON): the foresight
-    optimum and its plan, with the adaptive oracle's episode beside it."""
+    optimum and its plan (:func:`~.oracle.solve_p10`), with the adaptive oracle's episode
+    beside it."""
     limit = oracle.budget_for(inst)
-    sol, sim = foresight_plan(inst, limit)
-    run = oracle.adaptive(SupplySim(inst), limit)
+    res = oracle.solve_p10(inst, limit)
+    run = oracle.adaptive(SupplySim(inst), limit).result()
     return {
-        "fingerprint": inst.fingerprint(),
-        "value": sim.cost(),
-        "status": sol.status,
-        "bound": sol.bound,
-        "solver": oracle.SOLVER + "; one solve from day 0 knowing every disruption of the schedule (foresight)",
-        "time_limit_s": limit,
+        **oracle_record(res, inst.fingerprint()),
+        "bound": res.bound,
+        "solver": res.solver + "; one solve from day 0 knowing every disruption of the schedule (foresight)",
         "time_limit_kind": "CP-SAT max_deterministic_time per solve",
         "wall_cap_s": oracle.WALL_CAP_S,
-        "workers": oracle.WORKERS,
-        "ortools": ortools.__version__,
-        "shortfall": sim.shortfall(),
-        "adaptive_value": run.sim.cost(),
+        "shortfall": res.detail["shortfall"],
+        "adaptive_value": run.cost,
         "adaptive_status": run.status,
-        "adaptive_solves": len(run.statuses),
-        "plan": oracle.plan_arguments(sim),
+        "adaptive_solves": len(run.detail["statuses"]),
     }
 
 
