@@ -22,7 +22,6 @@ accepts only the bound host.
 from __future__ import annotations
 
 import hmac
-import io
 import ipaddress
 import json
 import logging
@@ -166,8 +165,10 @@ def serve_stdio(recorder: EpisodeRecorder) -> None:
     server = build_server(registry)
     _quiet_sdk()
 
-    # The protocol owns stdout: anything else printed while serving goes to stderr.
-    protocol_out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+    # The protocol owns stdout (a copy of its descriptor, which the SDK closes at the end):
+    # anything else printed while serving goes to stderr.
+    sys.stdout.flush()
+    protocol_out = open(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")  # noqa: SIM115 - the SDK closes it
     saved, sys.stdout = sys.stdout, sys.stderr
 
     async def main() -> None:

@@ -4,6 +4,7 @@ transport): oracle episodes end with the metrics ``crab-gym run`` reports and ar
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ import anyio
 
 from crab_gym.core.episode_store import EpisodeStore
 from crab_gym.envs.realm.index import problem_specs
-from tests.mcp.client import call, play_oracle, play_random, replay, run_reference, start, stdio_session
+from tests.mcp_server.client import call, play_oracle, play_random, replay, run_reference, start, stdio_session
 
 #: (id, seed): instances on which the env scores its reference plan at 1.
 ORACLE_CASES = [("Realm-P1-v0", 0), ("Realm-P7-v0", 1), ("Realm-P11-v0", 0)]
@@ -86,3 +87,16 @@ def test_an_mcp_session_plays_every_realm_id_to_the_end():
         assert episode.result["env_id"] == env_id and episode.result["steps"] == len(episode.calls)
         assert episode.result["metrics"] == replay(env_id, 0, episode.calls), env_id
         assert 0.0 <= episode.result["metrics"]["optimality"] <= 1.0
+
+
+def test_the_stdio_server_exits_cleanly_when_the_client_closes_its_input(tmp_path):
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "test", "version": "0"}}}
+    done = subprocess.run([sys.executable, "-m", "crab_gym.cli", "mcp", "--out", str(tmp_path)],
+                          input=json.dumps(hello) + "\n", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "crab-gym"
+    assert "0 episode(s) appended" in done.stderr

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from crab_gym.wrappers import LLMAdapter
-from tests.mcp.client import (
+from tests.mcp_server.client import (
     TOKEN,
     call,
     http_server,
