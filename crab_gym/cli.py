@@ -38,6 +38,7 @@ from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
+from crab_gym.mcp.cli import add_mcp_parser
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -380,12 +381,13 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``crab-gym`` parser: one sub-command a helper below."""
     parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,serve}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,serve,mcp}")
     _add_list_parser(sub)
     _add_run_parser(sub)
     _add_report_parser(sub)
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
     add_serve_parser(sub)
+    add_mcp_parser(sub)  # the MCP server; the SDK (the mcp extra) is imported when it runs
     return parser
 
 
