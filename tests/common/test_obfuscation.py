@@ -58,8 +58,9 @@ def play(env: gym.Env, actions: list[Any] | None = None, policy: Any = None, see
 
 
 def renamed(env: ObfuscatedEnv, action: Any) -> Any:
-    """An action of the original env as the obfuscated env takes it (a call's names renamed)."""
-    return env.names.out(action) if isinstance(action, dict) else action
+    """An action of the original env as the obfuscated env takes it: the same call, shown."""
+    call = action if isinstance(action, dict) else env.unwrapped._inner.unwrapped.codec.decode(action)
+    return env.shown_call(call)
 
 
 def tokens(text: str) -> set[str]:
@@ -81,7 +82,7 @@ def test_the_oracle_plan_scores_the_same_under_other_names(env_id):
     _, obf_total, obf_info = play(env, policy=OraclePolicy(env))
     assert obf_total == pytest.approx(total)
     assert obf_info["metrics"] == env.names.out(info["metrics"]) and obf_info["metrics"]["optimality"] == 1.0
-    assert obf_info["solution"] == env.names.out(info["solution"])
+    assert obf_info["solution"] == env.shown_plan(info["solution"])
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -113,6 +114,27 @@ def test_the_llm_sees_none_of_the_original_names(env_id):
     # a rejected call's error is renamed too
     _, _, _, _, info = env.step({"name": "submit_plan", "arguments": {"no_such_argument": hidden[-1]}})
     assert not info["valid"] and not tokens(str(info["error"])) & set(hidden)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_no_step_of_an_episode_shows_an_original_name(env_id):
+    """The greedy plan played through the LLM adapter: every prompt and every info (the call
+    done, the sub-goals passed, events, the solution, the metrics) holds only the new names."""
+    original = gym.make(env_id)
+    actions, _, _ = play(original, policy=greedy_factory(env_id)(original))
+    env = make_obfuscated(env_id, seed=2)
+    adapter = LLMAdapter(env)
+    prompt, info = adapter.reset(seed=0)
+    hidden = set(env.names.forward)
+    # a name may also stand inside a sub-goal id (visited_<place>): underscores bound it here
+    inside = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(map(re.escape, sorted(hidden, key=len, reverse=True)))
+                        + r")(?![A-Za-z0-9])")
+    for action in actions:
+        prompt, _, terminated, truncated, info = adapter.step(json.dumps(renamed(env, action)))
+        assert info["valid"], info["error"]
+        shown = prompt + json.dumps(info, default=str)
+        assert not inside.search(shown), inside.search(shown).group(0)
+    assert terminated or truncated
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -157,6 +179,35 @@ def test_an_obfuscated_env_passes_the_env_checker_and_repeats_under_a_seed(env_i
     other = make_obfuscated(env_id, seed=8)
     other.reset(seed=0)
     assert other.names.forward != first.names.forward
+
+
+def test_a_job_shop_is_renumbered_consistently():
+    """P11: jobs and machines renumbered in the text, the observation, the mask, the calls and
+    the plans; the same schedule under both numberings."""
+    plain = gym.make("Realm-P11-v0", instance="ft06")
+    obs, _ = plain.reset(seed=0)
+    env = make_obfuscated("Realm-P11-v0", seed=4, instance="ft06")
+    shown, _ = env.reset(seed=0)
+    jobs, machines = env.renumbering.new["job"], env.renumbering.new["machine"]
+    assert sorted(jobs) == list(range(6)) and list(jobs) != list(range(6)) and list(machines) != list(range(6))
+    for j in range(6):
+        assert (shown["processing_time"][jobs[j]] == obs["processing_time"][j]).all()
+        assert (shown["machine"][jobs[j]] == machines[obs["machine"][j]]).all()
+    assert (shown["machine_available"][machines] == obs["machine_available"]).all()
+    line = next(x for x in plain.unwrapped.describe().splitlines() if x.startswith("job 1:"))
+    moved = next(x for x in env.describe().splitlines() if x.startswith(f"job {jobs[1]}:"))
+    assert moved.split(":", 1)[1].split("(")[0] == line.split(":", 1)[1].split("(")[0]
+    first_machine = int(re.search(r"\(M(\d+),", line).group(1))
+    assert f"(M{machines[first_machine]}," in moved
+    _, _, _, _, info = env.step({"name": "dispatch", "arguments": {"job": int(jobs[1])}})  # job 1, shown
+    _, _, _, _, plain_info = plain.step({"name": "dispatch", "arguments": {"job": 1}})
+    assert info["action"] == {"name": "dispatch", "arguments": {"job": int(jobs[1])}}
+    assert (env.action_masks() == env.renumbering.observation({"action_mask": plain.unwrapped.action_masks()})[
+        "action_mask"]).all()
+    assert f"job {jobs[1]}" in env.describe() and info["makespan"] == plain_info["makespan"]
+    plan = env.reference.plan["sequence"]
+    inner_plan = env.unwrapped._inner.unwrapped.reference.plan["sequence"]
+    assert plan[machines[0]] == [int(jobs[j]) for j in inner_plan[0]]
 
 
 def test_the_flat_actions_keep_their_order():

@@ -16,8 +16,10 @@ token by token (a name is replaced only where it stands as a whole identifier, s
 ``pickup:p1`` is renamed and ``p10`` is not touched), and each call coming in is rewritten back
 before the inner env runs it. What is kept on purpose (:data:`KEPT`): words that name a kind,
 not an entity -- P7's resources and severities, P10's production stages (assembly, testing,
-packaging), vehicle types. P11's jobs and machines are indices, not names: only the instance's
-name is hidden there.
+packaging), vehicle types -- and a name that is also a tool's or an argument's name (P4's place
+``park`` beside the ``park`` tool). P11's jobs and machines are numbers, not names: they are
+renumbered by seeded permutations (:data:`NUMBERED`, :mod:`.index_permutation`), in the text, the
+observation, the mask, the calls and the plans.
 
 Limits: ``rgb_array`` renders are the inner env's pictures (names drawn in them); the inner
 env's ``instance`` object (read by heuristics through ``__getattr__``) keeps its names; a
@@ -29,6 +31,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 import operator
 import re
 import types
@@ -42,6 +45,7 @@ from pydantic import BaseModel, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.spaces import ActionCodec
+from crab_gym.envs.realm.common.index_permutation import Numbering, Renumbering
 
 #: Per id, the instance fields that hold names: ``a.b`` an attribute, ``[]`` every item of a
 #: list, ``{}`` every key of a dict. The instance's own ``name`` is always hidden.
@@ -75,6 +79,19 @@ KEPT: dict[str, tuple[str, ...]] = {
     "Realm-J3-v0": ("J3", "machines", "jobs"),
     "Realm-J4-v0": ("J4", "machines", "jobs"),
 }
+_JOB_SHOP = Numbering(
+    sizes={"job": "n_jobs", "machine": "n_machines"},
+    rows={"action_mask": "job", "done": "job", "lower_bound": "job", "machine": "job", "processing_time": "job",
+          "machine_available": "machine"},
+    values={"machine": "machine"},
+    arguments={"dispatch.job": "job"},
+    lists={"sequence": ("machine", "job")},
+    records={"job": "job", "machine": "machine"},
+    text={r"\bjob (\d+)\b": "job", r"\bjob_(\d+)_": "job", r"\bM(\d+)\b": "machine"},
+)
+#: Per id, entities that are numbers, not names (P11's jobs and machines): renumbered by seeded
+#: permutations (:mod:`crab_gym.envs.realm.common.index_permutation`).
+NUMBERED: dict[str, Numbering] = {"Realm-P11-v0": _JOB_SHOP}
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _CONSONANTS, _VOWELS = "bdfgklmnprstvz", "aeiou"
 
@@ -114,11 +131,14 @@ def _pseudo_word(rng: np.random.Generator) -> str:
     return word.capitalize()
 
 
-def _token_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+def _token_pattern(words: Iterable[str], *, in_ids: bool = False) -> re.Pattern[str] | None:
+    """Whole identifiers among ``words`` (longest first); ``in_ids``: also the parts of an
+    identifier between underscores (``home`` and ``sister`` in the sub-goal ``home_sister``)."""
     words = sorted(set(words), key=len, reverse=True)
     if not words:
         return None
-    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(map(re.escape, words)) + r")(?![A-Za-z0-9_])")
+    edge = "A-Za-z0-9" if in_ids else "A-Za-z0-9_"
+    return re.compile(rf"(?<![{edge}])(?:" + "|".join(map(re.escape, words)) + rf")(?![{edge}])")
 
 
 class NameMap:
@@ -144,10 +164,15 @@ class NameMap:
         self.backward = {alias: name for name, alias in self.forward.items()}
         self._out = _token_pattern(self.forward)
         self._in = _token_pattern(self.backward)
+        self._in_ids = _token_pattern(self.forward, in_ids=True)
 
     def text(self, text: str) -> str:
         """``text`` with every name replaced by its alias."""
         return self._out.sub(lambda m: self.forward[m.group(0)], text) if self._out is not None else text
+
+    def ids(self, text: str) -> str:
+        """An identifier made of names (a sub-goal: ``at_venue_robin``) with each name replaced."""
+        return self._in_ids.sub(lambda m: self.forward[m.group(0)], text) if self._in_ids is not None else text
 
     def untext(self, text: str) -> str:
         """``text`` with every alias replaced by its name (other words unchanged)."""
@@ -273,6 +298,9 @@ class ObfuscatedEnv(gym.Env):
                                  f"(instance fields holding names); ids with one: {', '.join(NAME_FIELDS)}")
             name_fields = NAME_FIELDS[env_id]
         self.name_fields = tuple(name_fields)
+        self._numbering = NUMBERED.get(env_id or "")
+        self.renumbering: Renumbering | None = None
+        self._flat_inner: np.ndarray | None = None
         self.obfuscation_seed = int(seed)
         self.metadata = base.metadata
         self.render_mode = base.render_mode
@@ -301,32 +329,90 @@ class ObfuscatedEnv(gym.Env):
         self.names = NameMap(names, self.obfuscation_seed, words, instance_name=instance_name or None)
         self.codec = renamed_codec(base.codec, self.names)
         self._instance_key = key
+        if self._numbering is not None:
+            rng = np.random.default_rng([self.obfuscation_seed, zlib.crc32(str(instance_name).encode()), 1])
+            self.renumbering = Renumbering(self._numbering, instance, rng)
+            self._flat_inner = np.array([base.codec.call_to_flat(self._back(self.codec.flat_to_call(f)))
+                                         for f in range(self.codec.n_flat)], dtype=np.int64)
+
+    # ------------------------------------------------------------------ both ways
+    def _text(self, text: str) -> str:
+        """Text as shown: names replaced, numbered entities renumbered."""
+        text = self.names.text(text)
+        return self.renumbering.text(text) if self.renumbering is not None else text
+
+    def _shown(self, value: Any) -> Any:
+        return _map_strings(value, self._text)
+
+    def _back(self, call: Mapping[str, Any]) -> dict[str, Any]:
+        """A call as shown -> the call the inner env runs."""
+        call = {**call, "arguments": self.names.back(dict(call.get("arguments") or {}))}
+        return self.renumbering.call(call, back=True) if self.renumbering is not None else call
+
+    def shown_call(self, call: Mapping[str, Any]) -> dict[str, Any]:
+        """A call of the inner env as this env shows it (names replaced, numbers renumbered)."""
+        call = self.names.out(dict(call))
+        return self.renumbering.call(call, back=False) if self.renumbering is not None else call
+
+    def shown_plan(self, plan: Any) -> Any:
+        plan = self.names.out(plan)
+        return self.renumbering.plan(plan, back=False) if self.renumbering is not None else plan
+
+    def _obs(self, obs: Any) -> Any:
+        return self.renumbering.observation(obs) if self.renumbering is not None else obs
+
+    def _goal(self, goal: str) -> str:
+        """A sub-goal id (``visited_<place>``, ``at_venue_<guest>``, ``job_3_completed``) as shown."""
+        goal = self.names.ids(goal)
+        return self.renumbering.text(goal) if self.renumbering is not None else goal
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         obs, info = self._inner.reset(seed=seed, options=self._back_options(options))
         self._rebuild()
-        return obs, self._info(info)
+        return self._obs(obs), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if isinstance(action, Mapping) and "name" in action:  # a tool call: back to the inner names
-            action = {**action, "arguments": self.names.back(dict(action.get("arguments") or {}))}
-        elif isinstance(action, str):  # JSON text of a call: its aliases back
-            action = self.names.untext(action)
-        obs, reward, terminated, truncated, info = self._inner.step(action)
-        return obs, reward, terminated, truncated, self._info(info)
+        obs, reward, terminated, truncated, info = self._inner.step(self._inner_action(action))
+        return self._obs(obs), reward, terminated, truncated, self._info(info)
+
+    def _inner_action(self, action: Any) -> Any:
+        """What the inner env runs: a call's names and numbers back to its own; an element of
+        the action space means the same flat choice under the shown numbering."""
+        if isinstance(action, str) and self.renumbering is not None:
+            try:
+                action = json.loads(action)
+            except json.JSONDecodeError:
+                return action  # no JSON: the inner env says why it is no call
+        if isinstance(action, Mapping) and "name" in action:
+            return self._back(action)
+        if isinstance(action, str):
+            return self.names.untext(action)
+        if self.renumbering is None:
+            return action
+        try:
+            return self.renumbering.call(self._inner.unwrapped.codec.decode(action), back=True)
+        except Exception:  # noqa: BLE001 - not an element of the space: the inner env rejects it
+            return action
 
     def render(self) -> Any:
         frame = self._inner.render()
-        return self.names.text(frame) if isinstance(frame, str) else frame
+        return self._text(frame) if isinstance(frame, str) else frame
 
     def close(self) -> None:
         self._inner.close()
 
     def _info(self, info: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: self.names.out(v) if k in ("error", "reason", "solution", "metrics", "event") else v
-                for k, v in info.items()}
+        """Every string of the info as shown; sub-goal ids, the call and the solution renamed too."""
+        out = {k: self._shown(v) for k, v in info.items()}
+        if isinstance(info.get("sub_goals_passed"), list):
+            out["sub_goals_passed"] = [self._goal(g) if isinstance(g, str) else g for g in info["sub_goals_passed"]]
+        if isinstance(info.get("action"), Mapping) and "name" in info["action"]:
+            out["action"] = self._shown(self.shown_call(info["action"]))
+        if isinstance(info.get("solution"), Mapping):
+            out["solution"] = self._shown(self.shown_plan(info["solution"]))
+        return out
 
     def _back_options(self, options: dict[str, Any] | None) -> dict[str, Any] | None:
         if not options or not isinstance(options.get("instance"), str):
@@ -336,16 +422,17 @@ class ObfuscatedEnv(gym.Env):
     # ------------------------------------------------------------------ what LLMs read
     @property
     def task_description(self) -> str:
-        return self.names.text(_task_text(self._inner.unwrapped))
+        return self._text(_task_text(self._inner.unwrapped))
 
     def describe(self) -> str:
-        return self.names.text(self._inner.unwrapped.describe())
+        return self._text(self._inner.unwrapped.describe())
 
     def tools(self, fmt: Literal["openai", "anthropic"] = "openai") -> list[dict[str, Any]]:
         return [a.to_tool(fmt) for a in self.codec.actions]
 
     def action_masks(self) -> np.ndarray:
-        return self._inner.unwrapped.action_masks()
+        mask = self._inner.unwrapped.action_masks()
+        return mask if self._flat_inner is None else np.asarray(mask)[self._flat_inner]
 
     # ------------------------------------------------------------------ scoring
     @property
@@ -357,18 +444,18 @@ class ObfuscatedEnv(gym.Env):
 
     def _renamed_reference(self, ref: Any) -> Any:
         if dataclasses.is_dataclass(ref) and getattr(ref, "plan", None):
-            return dataclasses.replace(ref, plan=self.names.out(ref.plan))
+            return dataclasses.replace(ref, plan=self.shown_plan(ref.plan))
         return ref
 
     def finish_metrics(self) -> dict[str, Any]:
-        return self.names.out(self._inner.unwrapped.finish_metrics())
+        return self._shown(self._inner.unwrapped.finish_metrics())
 
     def finish_adaptation(self) -> dict[str, Any]:
-        return self.names.out(self._inner.unwrapped.finish_adaptation())
+        return self._shown(self._inner.unwrapped.finish_adaptation())
 
     def joint_pass_call(self) -> dict[str, Any] | None:
         call = self._inner.unwrapped.joint_pass_call()
-        return None if call is None else self.names.out(call)
+        return None if call is None else self.shown_call(call)
 
     def __getattr__(self, name: str) -> Any:
         """Anything else (``completeness``, ``agent_arguments``, ``instance``...) is the inner env's."""
