@@ -15,8 +15,8 @@ solve never stalls the others. A per-session lock keeps one session's calls in o
 
 HTTP is guarded as ``crab-gym serve`` is: it binds ``127.0.0.1`` unless told otherwise (and warns
 when told otherwise), every request needs ``Authorization: Bearer <token>`` (``--token``, else
-``$CRAB_GYM_TOKEN``, else a random one printed on stderr), and the SDK's DNS-rebinding check
-accepts only the bound host.
+``$CRAB_GYM_TOKEN``, else a random one printed on stderr), and on loopback the SDK's DNS-rebinding
+check refuses a ``Host`` header that does not name this machine.
 """
 
 from __future__ import annotations
@@ -228,9 +228,11 @@ def http_app(registry: SessionRegistry, token: str, *, host: str = DEFAULT_HOST,
     security = require_extra("mcp.server.transport_security", "mcp")
     starlette = SimpleNamespace(app=require_extra("starlette.applications", "mcp"),
                                 routing=require_extra("starlette.routing", "mcp"))
+    # On loopback, a Host header that is not this machine's is a DNS-rebinding page: refused. On
+    # another address the clients' names for this machine are not known here; the token guards it.
     hosts = sorted({f"{host}:{port}", f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
     settings = security.TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+        enable_dns_rebinding_protection=is_loopback(host), allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts])
     manager = manager_mod.StreamableHTTPSessionManager(
         app=build_server(registry), json_response=json_response, security_settings=settings)

@@ -55,11 +55,14 @@ def test_oracle_episodes_over_http_end_with_the_runs_metrics(server):
     assert recorded == [(e, s, p.result["metrics"]) for (e, s), p in zip(ORACLE_CASES, played)]
 
 
-def test_requests_without_the_token_get_401_and_reach_nothing(server):
+def test_requests_without_the_token_or_from_another_host_reach_nothing(server):
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}, {"Authorization": TOKEN}):
         answer = httpx.post(server.url, json=hello, headers=headers, timeout=10)
         assert answer.status_code == 401 and "bearer token" in answer.json()["error"]
+
+    rebinding = {"Authorization": f"Bearer {TOKEN}", "Host": "attacker.example"}  # the token, another site's page
+    assert httpx.post(server.url, json=hello, headers=rebinding, timeout=10).status_code == 421
 
     async def wrong_token():
         async with http_session(server.url, token="not-the-token-0123456789"):
