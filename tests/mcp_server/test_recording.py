@@ -85,3 +85,19 @@ def test_an_out_that_another_server_holds_is_refused(tmp_path, capsys):
     with EpisodeRecorder(tmp_path):
         assert main(["mcp", "--out", str(tmp_path)]) == 2
     assert "another run is writing" in capsys.readouterr().err
+
+
+def test_the_solves_an_env_deferred_run_when_the_episode_ends():
+    """A generated P11 instance has no shipped reference: the env's last step leaves optimality
+    pending, and the episode's reply and record carry it solved (as ``crab-gym run`` does)."""
+    session = SessionRegistry(EpisodeRecorder()).open()
+    reply = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "seed": 5,
+                                                  "keywords": {"generator": {"n_jobs": 4, "n_machines": 3}}})
+    while not reply.data["done"]:
+        move = reply.data["legal_calls"][0]
+        reply = tools.call(session, move["name"], move["arguments"])
+    env_said = session.episode._info["metrics"]
+    assert env_said["optimality_pending"] is True and env_said["optimality"] is None
+    metrics = reply.then().data["result"]["metrics"]
+    assert metrics["optimality_pending"] is False
+    assert metrics["optimality"] == metrics["reference_makespan"] / metrics["makespan"]
