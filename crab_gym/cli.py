@@ -261,6 +261,12 @@ def _run_policies(args: argparse.Namespace, specs: dict[str, Any], options: dict
     return policies
 
 
+def _baselines() -> frozenset[str]:
+    """The named policies that are no LLM: any other policy in a report (an agent an MCP client
+    played, whose tokens nobody counted) gets a row in the LLM table."""
+    return frozenset(name for name, spec in policy_specs().items() if not spec.io_bound)
+
+
 def _prices(args: argparse.Namespace) -> Prices:
     """--price-in / --price-out; both or neither (a cost needs the two)."""
     if bool(args.price_in) != bool(args.price_out):
@@ -307,11 +313,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial_report", None)
         if partial is not None:
-            partial.prices = prices
+            partial.prices, partial.baselines = prices, _baselines()
             _finish(partial, args)
         print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
         return 130
-    report.prices = prices
+    report.prices, report.baselines = prices, _baselines()
     _finish(report, args)
     if report.n_errors:
         tracebacks = (
@@ -344,7 +350,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in store.notes:
         _note("report")(note)
     args.out = args.dir
-    _finish(BenchmarkReport(results, prices=prices), args)
+    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines()), args)
     return 0
 
 

@@ -14,16 +14,19 @@ valid or not, which flatters a model that writes cheap invalid plans. Here:
   their tokens were spent); cost is priced from the user's per-million-token prices
   (:class:`Prices`), ``n/a`` without a price for the model.
 
-A policy is an LLM policy when its episodes carry ``usage`` (what the agent measured). The CLI
-names LLM policies ``<kind>:<model>`` (``llm:qwen2.5:7b``, ``multi-llm:gpt-4o-mini``); the row's
-``model`` and ``agent`` come from that name.
+A policy gets a row when its episodes carry ``usage`` (what an LLM agent measured), or, given
+the names of the baselines (``crab-gym report`` passes the registry's non-LLM policies), when it
+is none of them: an agent an MCP client played through ``crab-gym mcp`` counts no tokens the
+server could see, so its token, request and cost cells are ``n/a``. The CLI names LLM policies
+``<kind>:<model>`` (``llm:qwen2.5:7b``, ``multi-llm:gpt-4o-mini``); the row's ``model`` and
+``agent`` come from that name.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +49,8 @@ LLM_LEGEND: dict[str, str] = {
     "optimal": f"share of episodes whose plan was feasible with optimality >= {OPTIMAL_AT}",
     "optimality_feasible": "mean REALM optimality over the feasible plans only (infeasible plans never count; n/a "
     "when none was feasible): read it beside `feasible`",
-    "tokens_in": "mean prompt tokens per episode (as the server counted them; every episode, errors included)",
+    "tokens_in": "mean prompt tokens per episode (as the server counted them; every episode, errors included; "
+    "n/a where no token was counted: an agent played through the MCP server)",
     "tokens_out": "mean completion tokens per episode",
     "requests": "mean chat requests per episode (retries included)",
     "wall_s": "mean wall-clock seconds per episode (measured by the runner, never by the env)",
@@ -142,31 +146,34 @@ def llm_row(env_id: str, kwargs: str, policy: str, results: Sequence[EpisodeResu
     scores = [s for s in map(_optimality, feasible) if s is not None]
     tokens_in = [_count(r.usage, "prompt_tokens") for r in results]
     tokens_out = [_count(r.usage, "completion_tokens") for r in results]
+    counted = any(r.usage for r in results)  # else: nobody counted them (an MCP client's agent)
     row: dict[str, Any] = {
         "model": model, "agent": agent, "env": env_id, "kwargs": kwargs, "episodes": n,
         "feasible": len(feasible) / n,
         "optimal": sum(s >= OPTIMAL_AT for s in scores) / n,
         "optimality_feasible": statistics.fmean(scores) if scores else None,
-        "tokens_in": statistics.fmean(tokens_in),
-        "tokens_out": statistics.fmean(tokens_out),
-        "requests": statistics.fmean(_count(r.usage, "requests") for r in results),
+        "tokens_in": statistics.fmean(tokens_in) if counted else None,
+        "tokens_out": statistics.fmean(tokens_out) if counted else None,
+        "requests": statistics.fmean(_count(r.usage, "requests") for r in results) if counted else None,
         "wall_s": statistics.fmean(r.wall_time_s for r in results),
         "cost": None, "cost_total": None,
     }
-    price = prices.for_model(model) if prices is not None else None
+    price = prices.for_model(model) if prices is not None and counted else None
     if price is not None:
         costs = [(i * price[0] + o * price[1]) / 1e6 for i, o in zip(tokens_in, tokens_out)]
         row["cost"], row["cost_total"] = statistics.fmean(costs), math.fsum(costs)
     return row
 
 
-def llm_summary(results: Sequence[EpisodeResult], prices: Prices | None = None) -> list[dict[str, Any]]:
-    """The LLM table: a row per (env, kwargs, policy) whose episodes carry ``usage``, by model then env."""
+def llm_summary(results: Sequence[EpisodeResult], prices: Prices | None = None,
+                baselines: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """The LLM table: a row per (env, kwargs, policy) whose episodes carry ``usage``, or (given
+    ``baselines``) whose policy is none of them; by model, then env."""
     groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
     for r in results:
         groups.setdefault((r.env_id, canonical_json(r.env_kwargs), r.policy), []).append(r)
     rows = [llm_row(env, kwargs, policy, rs, prices) for (env, kwargs, policy), rs in groups.items()
-            if any(r.usage for r in rs)]
+            if any(r.usage for r in rs) or (baselines is not None and policy not in baselines)]
     order = {key: k for k, key in enumerate(groups)}  # the results' own (env) order within a model
     return sorted(rows, key=lambda r: (r["model"], r["agent"], order[(r["env"], r["kwargs"], _policy(r))]))
 

@@ -86,12 +86,15 @@ class BenchmarkReport:
 
     ``resumed`` counts the episodes a run found already stored instead of running them; it
     describes the run, not the results, so it is not part of the written report. ``prices``
-    (per million tokens) price the LLM table's tokens (:mod:`crab_gym.core.llm_report`).
+    (per million tokens) price the LLM table's tokens (:mod:`crab_gym.core.llm_report`);
+    ``baselines`` names the non-LLM policies, so that any other policy (an agent played over
+    MCP, which counts no tokens) gets an LLM row too.
     """
 
     results: list[EpisodeResult]
     resumed: int = 0
     prices: Prices | None = None
+    baselines: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         self.results = sorted(self.results, key=lambda r: r.spec.sort_key)
@@ -138,7 +141,7 @@ class BenchmarkReport:
         """The LLM table: one row per model x env (x kwargs) of the policies that report
         ``usage``: feasible and optimal rates, optimality over feasible plans only, tokens,
         requests, wall time and cost (see :mod:`crab_gym.core.llm_report`)."""
-        return llm_summary(self.results, self.prices)
+        return llm_summary(self.results, self.prices, self.baselines)
 
     def error_groups(self) -> list[dict[str, Any]]:
         """The errors, one entry per (env, kwargs, policy, error) with the seeds it hit."""

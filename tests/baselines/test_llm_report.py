@@ -129,6 +129,27 @@ def test_infeasible_plans_never_enter_mean_optimality():
     assert row["cost"] == pytest.approx(12 / 1e6) and row["cost_total"] == pytest.approx(48 / 1e6)
 
 
+def test_an_agent_played_over_mcp_gets_a_row_without_token_counts(capsys, tmp_path):
+    """Episodes an MCP client played (policy = its agent name, no usage: the server counts no
+    tokens) get an LLM row beside the LLM policies; the baselines do not."""
+    from crab_gym.core.episode_store import EpisodeStore
+
+    def episode(policy: str, index: int, feasible: bool, optimality: float) -> EpisodeResult:
+        return EpisodeResult("Realm-P1-v0", {}, policy, index, index=index, max_steps=100, terminated=True,
+                             completeness=1.0 if feasible else 0.5, success=feasible, wall_time_s=2.0,
+                             metrics={"optimality": optimality, "constraint_satisfaction": 1.0})
+    with EpisodeStore(tmp_path) as store:
+        store.extend([episode("langgraph-gpt", 0, True, 0.8), episode("langgraph-gpt", 1, False, 0.0),
+                      episode("oracle", 0, True, 1.0)])
+    run_cli(capsys, "report", str(tmp_path), "--price-in", "1", "--price-out", "1")
+    (row,) = json.loads((tmp_path / "report.json").read_text())["llm_summary"]
+    assert (row["model"], row["agent"], row["episodes"]) == ("langgraph-gpt", "", 2)
+    assert (row["feasible"], row["optimal"], row["optimality_feasible"]) == (0.5, 0.0, pytest.approx(0.8))
+    assert (row["tokens_in"], row["requests"], row["cost"], row["wall_s"]) == (None, None, None, 2.0)
+    assert "| langgraph-gpt |  | Realm-P1-v0 | 2 | 0.500 | 0.000 | 0.800 | n/a | n/a | n/a | 2.00 | n/a | n/a |" in (
+        tmp_path / "report.md").read_text()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--price-in", "1"], "--price-in needs --price-out too"),
     (["--price-in", "cheap", "--price-out", "1"], "--price-in 'cheap': give PRICE or MODEL=PRICE"),
