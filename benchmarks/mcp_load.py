@@ -5,9 +5,12 @@ One run, three measurements, every client the official SDK's, every server a rea
 
 1. **the env's own step** (the reference): the same P11 episodes stepped in this process with the
    same calls the sessions send, timed around ``env.step`` alone;
-2. **one session** over streamable HTTP on loopback, then over stdio, playing one call at a time:
-   the tool-call latency, and its overhead over the env's own step (p50 and p95 of the call
-   minus p50 and p95 of the step);
+2. **one session** over streamable HTTP on loopback, over stdio, and with no transport (the SDK's
+   in-memory streams, client and server in this process), playing one call at a time; and
+   crab_gym's own part of a call without the SDK (``tools.call``: the step, the reply's words and
+   legal calls, the reply as JSON): the latency, and its overhead over the env's own step (p50 and
+   p95 of the call minus p50 and p95 of the step); over HTTP also the CPU time per call of the
+   server process and of this client;
 3. **the load**: ``--sessions`` sessions at once over HTTP, each playing ``--episodes`` P11
    episodes with a seeded random legal player: episodes/s, tool calls/s and the p50/p95 call
    latency under load. Then every episode is checked against the server's ``episodes.jsonl``:
@@ -44,8 +47,9 @@ from mcp.shared.memory import create_connected_server_and_client_session
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import crab_gym  # noqa: E402, F401 - registers the ids
 from crab_gym.core.episode_runner import finished_metrics  # noqa: E402
+from crab_gym.mcp import tools  # noqa: E402
 from crab_gym.mcp.recording import EpisodeRecorder  # noqa: E402
-from crab_gym.mcp.server import build_server  # noqa: E402
+from crab_gym.mcp.server import build_server, plain  # noqa: E402
 from crab_gym.mcp.sessions import SessionRegistry  # noqa: E402
 from tests.mcp_server.client import http_server, http_session, stdio_session  # noqa: E402
 
@@ -135,6 +139,26 @@ async def in_memory_session() -> AsyncIterator[Any]:
         yield session
 
 
+def tool_layer(instance: str, calls: int) -> list[float]:
+    """crab_gym's own part of a call, without the SDK: ``tools.call`` (the env step, the reply's
+    words and legal calls) and the reply made JSON, as the server does for each action call."""
+    session = SessionRegistry(EpisodeRecorder()).open()
+    latencies: list[float] = []
+    seed = 0
+    while len(latencies) < calls:
+        reply = tools.call(session, "start_episode", {"env_id": ENV_ID, "instance": instance, "seed": seed})
+        player = Player(seed)
+        while reply.then is None:  # the episode's last call leaves its record to finish
+            chosen = player.choose(reply.data["legal_calls"])
+            start = time.perf_counter()
+            reply = tools.call(session, chosen["name"], chosen["arguments"])
+            plain(reply.data)
+            latencies.append(time.perf_counter() - start)
+        reply.then()
+        seed += 1
+    return latencies
+
+
 def process_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a process has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -215,9 +239,11 @@ def main() -> int:
             records = [r for r in server.records if r["policy"].startswith("load-")]
         stdio_lat, _ = asyncio.run(one_session(stdio_session, args.instance, args.calls))
     memory_lat, _ = asyncio.run(one_session(in_memory_session, args.instance, args.calls))
+    layer_lat = tool_layer(args.instance, args.calls)
     problems = check_records(played, records, args.instance) + check_replays(played, args.instance)
     report(args, step_times, {"one session, HTTP": http_lat, "one session, stdio": stdio_lat,
-                              "no transport (in-process)": memory_lat}, played, load_lat, wall, records)
+                              "no transport (in-process)": memory_lat, "crab_gym's part (no SDK)": layer_lat},
+           played, load_lat, wall, records)
     print(f"one session, HTTP, CPU per tool call: server {ms(cpu[0])}, client {ms(cpu[1])} "
           "(CPU time: what the call costs, whatever else runs on the machine)")
     for problem in problems:
