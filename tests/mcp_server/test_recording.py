@@ -4,6 +4,7 @@ that a session abandons, and the command line's mistakes."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -76,12 +77,14 @@ def test_a_step_limit_ends_the_episode_as_truncated():
     (["mcp", "--port", "9999"], "go with --http"),
 ])
 def test_command_line_mistakes_are_one_line_and_exit_2(argv, message, capsys):
+    pytest.importorskip("mcp")  # without the SDK the command first says which extra to install
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
 
 def test_an_out_that_another_server_holds_is_refused(tmp_path, capsys):
+    pytest.importorskip("mcp")
     with EpisodeRecorder(tmp_path):
         assert main(["mcp", "--out", str(tmp_path)]) == 2
     assert "another run is writing" in capsys.readouterr().err
@@ -101,3 +104,9 @@ def test_the_solves_an_env_deferred_run_when_the_episode_ends():
     metrics = reply.then().data["result"]["metrics"]
     assert metrics["optimality_pending"] is False
     assert metrics["optimality"] == metrics["reference_makespan"] / metrics["makespan"]
+
+
+def test_without_the_sdk_the_command_names_the_extra_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the mcp extra were not installed
+    assert main(["mcp"]) == 2
+    assert 'pip install "crab_gym[mcp]"' in capsys.readouterr().err
