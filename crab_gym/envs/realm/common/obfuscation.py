@@ -75,9 +75,9 @@ KEPT: dict[str, tuple[str, ...]] = {
     "Realm-P8-v0": ("traffic_delay", "road_closure"),
     "Realm-P9-v0": ("flight_delay",),
     "Realm-P10-v0": ("assembly", "testing", "packaging", "machine_breakdown", "resource_shortage"),
-    "Realm-J2-v0": ("J2", "machines", "jobs"),
-    "Realm-J3-v0": ("J3", "machines", "jobs"),
-    "Realm-J4-v0": ("J4", "machines", "jobs"),
+    "Realm-J2-v0": ("J2", "machines", "jobs", "machine"),
+    "Realm-J3-v0": ("J3", "machines", "jobs", "machine"),
+    "Realm-J4-v0": ("J4", "machines", "jobs", "machine"),
 }
 _JOB_SHOP = Numbering(
     sizes={"job": "n_jobs", "machine": "n_machines"},
