@@ -244,3 +244,12 @@ def test_an_env_without_a_name_table_is_a_clear_error():
 
     with pytest.raises(ValueError, match="no name table for LampsEnv: pass name_fields"):
         ObfuscatedEnv(LampsEnv())
+
+
+def test_gym_make_takes_obfuscate_as_a_keyword():
+    plain = gym.make("Realm-P3-v0", obfuscate=False).unwrapped
+    renamed = gym.make("Realm-P3-v0", obfuscate=4).unwrapped
+    assert type(plain).__name__ == "RideSharingEnv"
+    assert renamed.task_description == make_obfuscated("Realm-P3-v0", seed=4).task_description
+    assert renamed.describe() != plain.describe()
+    assert gym.make("Realm-P3-v0", obfuscate=True).unwrapped.describe() == make_obfuscated("Realm-P3-v0").describe()

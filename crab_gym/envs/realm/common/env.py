@@ -26,6 +26,7 @@ from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
+from crab_gym.envs.realm.common.obfuscation import ObfuscatedEnv
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.references import (
     NOT_APPLICABLE,
@@ -113,6 +114,8 @@ def checked_init(init: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("obfuscate", True) in (False, None):  # RealmEnv.__new__ took it: a plain env
+            del kwargs["obfuscate"]
         try:
             sig.bind(self, *args, **kwargs)
         except TypeError as exc:
@@ -230,6 +233,14 @@ class RealmEnv(CrabEnv):
     A family implements problem-level hooks only; it never overrides ``step``, ``reset`` or
     ``_after_action``.
     """
+
+    def __new__(cls, *args: Any, obfuscate: bool | int | None = False, **kwargs: Any) -> Any:
+        """``obfuscate=True`` (or a seed): the same env under other names, so that a model
+        cannot recall the instance (:class:`~crab_gym.envs.realm.common.obfuscation.ObfuscatedEnv`,
+        docs/llm-evaluation.md); a plan scores the same under renaming."""
+        if obfuscate is False or obfuscate is None:
+            return super().__new__(cls)
+        return ObfuscatedEnv(cls(*args, **kwargs), seed=0 if obfuscate is True else int(obfuscate))
 
     #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
