@@ -174,8 +174,14 @@ def play(session: Session, name: str, arguments: Any) -> ToolReply:
     if name not in episode.action_names():
         raise ToolError(f"{name!r} is not an action of {episode.request.env_id}: its actions are "
                         + ", ".join(episode.action_names()))
-    step = episode.step(name, arguments)
-    reply = ToolReply(step.text, step.data, error=step.error)
+    was_done = episode.done
+    try:
+        step = episode.step(name, arguments)
+        reply = ToolReply(step.text, step.data, error=step.error)
+    except ToolError as exc:
+        if was_done or not episode.done:
+            raise
+        reply = failure(str(exc))  # the env raised: the episode ends, recorded with the error
     if episode.done:
         reply.then = lambda: _finished(session, reply)
     return reply
@@ -186,17 +192,22 @@ def _finished(session: Session, reply: ToolReply) -> ToolReply:
     episode = _episode(session)
     session.conclude()
     result = episode.tally
-    text = episode.adapter.result_text() + "\n" + _result_text(result)
+    if result.error:
+        text = reply.text + "\n" + _result_text(result, metrics=True)
+    else:  # the adapter's words give the metrics of an episode the env ended
+        text = episode.adapter.result_text() + "\n" + _result_text(result, metrics=not result.terminated)
     return ToolReply(text, {**reply.data, "result": record_view(result)}, error=reply.error)
 
 
-def _result_text(result: Any) -> str:
-    """The episode's record in two lines: how it went, and the env's metrics."""
+def _result_text(result: Any, *, metrics: bool = True) -> str:
+    """The episode's record: how it went (and the env's metrics, unless the text has them)."""
     where = f" ({result.policy!r} episode {result.index} of {result.env_id}, seed {result.seed})"
-    metrics = ", ".join(f"{k} {_short(v)}" for k, v in sorted(result.metrics.items()))
-    lines = [f"Episode result{where}: success {result.success}, return {result.episode_return:.4f}, "
-             f"{result.steps} calls ({result.invalid_actions} rejected), completeness {result.completeness:.3f}",
-             f"Metrics: {metrics or 'none'}"]
+    how = "ended by the env" if result.terminated else "cut short (truncated)"
+    lines = [f"Episode result{where}: {how}; success {result.success}, return {result.episode_return:.4f}, "
+             f"{result.steps} calls ({result.invalid_actions} rejected), completeness {result.completeness:.3f}"]
+    if metrics:
+        shown = ", ".join(f"{k} {_short(v)}" for k, v in sorted(result.metrics.items()))
+        lines.append(f"Metrics: {shown or 'none'}")
     if result.error:
         lines.append(f"Error: {result.error}")
     return "\n".join(lines)

@@ -110,3 +110,22 @@ def test_without_the_sdk_the_command_names_the_extra_to_install(monkeypatch, cap
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the mcp extra were not installed
     assert main(["mcp"]) == 2
     assert 'pip install "crab_gym[mcp]"' in capsys.readouterr().err
+
+
+def test_an_env_that_raises_ends_the_episode_recorded_with_its_error(tmp_path):
+    with EpisodeRecorder(tmp_path) as recorder:
+        session = SessionRegistry(recorder).open()
+        tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06"})
+
+        def broken_step(action):
+            raise RuntimeError("the simulator fell over")
+
+        session.episode.env.step = broken_step
+        reply = tools.call(session, "dispatch", {"job": 0})
+        assert reply.error and "the env raised RuntimeError: the simulator fell over" in reply.text
+        final = reply.then()
+        assert final.error and final.data["result"]["error"] == "RuntimeError: the simulator fell over"
+        assert tools.call(session, "dispatch", {"job": 0}).error  # over: no second record
+    (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["error"] == "RuntimeError: the simulator fell over" and "Traceback" in record["traceback"]
