@@ -53,7 +53,7 @@ def test_actions_and_tools(desktop_env):
     env = desktop_env.unwrapped
     names = [t["function"]["name"] for t in env.tools()]
     assert names == ["click", "double_click", "right_click", "move_to", "drag_to", "mouse_scroll",
-                     "key_press", "hotkey", "write_text", "wait", "complete"]
+                     "key_press", "hotkey", "write_text", "wait", "complete", "declare_infeasible"]
     click = env.tools("anthropic")[0]["input_schema"]["properties"]["x"]
     assert (click["minimum"], click["maximum"]) == (0.0, 1.0)
     key_enum = env.tools()[6]["function"]["parameters"]["properties"]["key"]["enum"]

@@ -4,6 +4,7 @@ Importing this package starts nothing and imports no optional extra: the display
 and the HTTP stack are loaded when an env first resets or the server starts.
 """
 
-from crab_gym.envs.desktop.tasks import DesktopTask, all_tasks, get_task, list_tasks
+from crab_gym.envs.desktop.catalog import all_tasks, get_task, get_template, list_tasks, list_templates
+from crab_gym.envs.desktop.taskdata import DesktopTask
 
-__all__ = ["DesktopTask", "all_tasks", "get_task", "list_tasks"]
+__all__ = ["DesktopTask", "all_tasks", "get_task", "get_template", "list_tasks", "list_templates"]

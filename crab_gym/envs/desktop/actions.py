@@ -15,6 +15,7 @@ groups, all declared (the server accepts nothing else):
 No ``from __future__ import annotations`` here: the core reads these type hints at runtime.
 """
 
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -168,10 +169,23 @@ def complete(env: Any = None) -> bool:
     return True
 
 
+@action(env_name=ENV_NAME)
+def declare_infeasible(reason: Annotated[str, Field(max_length=500)], env: Any = None) -> bool:
+    """Declare that the task cannot be done as asked, and why; the episode ends.
+
+    Args:
+        reason: what makes it impossible, naming the missing thing (e.g. the file or the
+            setting that does not exist).
+    """
+    return True
+
+
 AGENT_ACTIONS: tuple[Action, ...] = (
     click, double_click, right_click, move_to, drag_to, mouse_scroll,
-    key_press, hotkey, write_text, wait, complete,
+    key_press, hotkey, write_text, wait, complete, declare_infeasible,
 )
+#: Agent actions the gym env handles itself (they end the episode; nothing runs on a machine).
+EPISODE_ACTIONS: tuple[str, ...] = ("complete", "declare_infeasible")
 
 
 # --------------------------------------------------------------------------- setup actions
@@ -246,7 +260,18 @@ def set_setting(schema_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9.\-]{1,200}
     env.set_setting(schema_id, key, value)
 
 
-SETUP_ACTIONS: tuple[Action, ...] = (reset_desktop, write_file, make_dirs, launch_app, focus_app, set_setting)
+@action(env_name=ENV_NAME)
+def set_clipboard(text: Annotated[str, Field(max_length=10_000)], env: Any) -> None:
+    """Put text on the X clipboard (the CLIPBOARD selection).
+
+    Args:
+        text: the clipboard's new content.
+    """
+    env.set_clipboard(text)
+
+
+SETUP_ACTIONS: tuple[Action, ...] = (reset_desktop, write_file, make_dirs, launch_app, focus_app, set_setting,
+                                     set_clipboard)
 
 
 # --------------------------------------------------------------------------- probes (checks)
@@ -366,10 +391,147 @@ def setting_equals(schema_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9.\-]{1,2
     return env.get_setting(schema_id, key) == value
 
 
+Mode = Annotated[str, Field(pattern=r"^[0-7]{3,4}$")]
+Names = Annotated[list[RelPath], Field(max_length=100)]
+
+
+@action(env_name=ENV_NAME)
+def file_mode_is(path: RelPath, mode: Mode, env: Any) -> bool:
+    """Whether a file or directory has exactly these permission bits.
+
+    Args:
+        path: path relative to the work directory.
+        mode: octal permission bits, e.g. "644".
+    """
+    return env.mode(path) == int(mode, 8)
+
+
+@action(env_name=ENV_NAME)
+def symlink_points_to(path: RelPath, target: RelPath, env: Any) -> bool:
+    """Whether a path is a symbolic link whose target (as written in the link) is ``target``.
+
+    Args:
+        path: the link, relative to the work directory.
+        target: the expected link text; a trailing "/" and a leading "./" are ignored.
+    """
+    found = env.link_target(path)
+    return found is not None and found.removeprefix("./").rstrip("/") == target.removeprefix("./").rstrip("/")
+
+
+@action(env_name=ENV_NAME)
+def dir_listing_equals(path: RelPath, names: Names, env: Any) -> bool:
+    """Whether a directory holds exactly these entries (files and directories, any order).
+
+    Args:
+        path: directory relative to the work directory ("." for the work directory itself).
+        names: the expected entry names.
+    """
+    return env.listing(path) == sorted(names)
+
+
+@action(env_name=ENV_NAME)
+def archive_contains(path: RelPath, names: Names, env: Any) -> bool:
+    """Whether a tar archive (any compression) holds exactly these files, by their base names.
+
+    Args:
+        path: the archive, relative to the work directory.
+        names: the expected file names (directories in the archive are not compared).
+    """
+    members = env.archive_members(path)
+    return members is not None and sorted(PurePosixPath(m).name for m in members) == sorted(names)
+
+
+@action(env_name=ENV_NAME)
+def clipboard_equals(text: Annotated[str, Field(max_length=10_000)], env: Any) -> bool:
+    """Whether the X clipboard holds this text (ignoring CRLF vs LF and trailing newlines).
+
+    Args:
+        text: the expected clipboard content.
+    """
+    content = env.clipboard()
+    return content is not None and _norm(content) == _norm(text)
+
+
+@action(env_name=ENV_NAME)
+def window_in_region(app: AppName, left: Coord, top: Coord, right: Coord, bottom: Coord,
+                     env: Any) -> bool:
+    """Whether the centre of a window of the app lies in a region of the screen.
+
+    Args:
+        app: "terminal" or "editor".
+        left: left edge of the region, as a fraction of the screen width.
+        top: top edge of the region, as a fraction of the screen height.
+        right: right edge of the region.
+        bottom: bottom edge of the region.
+    """
+    return any(left <= x + w / 2 <= right and top <= y + h / 2 <= bottom for x, y, w, h in env.window_rects(app))
+
+
+@action(env_name=ENV_NAME)
+def window_size_near(app: AppName, width: Coord, height: Coord,
+                     tolerance: Annotated[float, Field(gt=0.0, le=0.5)] = 0.06, env: Any = None) -> bool:
+    """Whether a window of the app has about this size (fractions of the screen).
+
+    Args:
+        app: "terminal" or "editor".
+        width: expected width, as a fraction of the screen width.
+        height: expected height, as a fraction of the screen height.
+        tolerance: largest accepted difference of each, as a fraction of the screen.
+    """
+    return any(abs(w - width) <= tolerance and abs(h - height) <= tolerance for _, _, w, h in env.window_rects(app))
+
+
+@action(env_name=ENV_NAME)
+def window_rect_near(app: AppName, x: Coord, y: Coord, width: Coord, height: Coord,
+                     tolerance: Annotated[float, Field(gt=0.0, le=0.5)] = 0.1, env: Any = None) -> bool:
+    """Whether a window of the app has about this position and size (fractions of the screen).
+
+    Args:
+        app: "terminal" or "editor".
+        x: expected left edge, as a fraction of the screen width.
+        y: expected top edge, as a fraction of the screen height.
+        width: expected width, as a fraction of the screen width.
+        height: expected height, as a fraction of the screen height.
+        tolerance: largest accepted difference of each, as a fraction of the screen.
+    """
+    want = (x, y, width, height)
+    return any(all(abs(a - b) <= tolerance for a, b in zip(rect, want)) for rect in env.window_rects(app))
+
+
+@action(env_name=ENV_NAME)
+def window_count_is(app: AppName, count: Annotated[int, Field(ge=0, le=20)], env: Any) -> bool:
+    """Whether exactly ``count`` windows of the app are open.
+
+    Args:
+        app: "terminal" or "editor".
+        count: the expected number of windows.
+    """
+    return len(env.app_windows(app)) == count
+
+
 PROBE_ACTIONS: tuple[Action, ...] = (
     file_exists, dir_exists, path_missing, file_text_equals, file_contains, file_is_executable,
     window_open, app_closed, active_window_is, setting_equals,
+    file_mode_is, symlink_points_to, dir_listing_equals, archive_contains, clipboard_equals,
+    window_in_region, window_size_near, window_rect_near, window_count_is,
 )
+
+
+# --------------------------------------------------------------------------- episode probes
+@action(env_name=ENV_NAME)
+def declared_infeasible(mentions: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],
+                                            Field(max_length=10)], env: Any) -> bool:
+    """Whether the agent declared the task infeasible with a reason naming every fragment.
+
+    Args:
+        mentions: fragments the reason must contain (case-insensitive), e.g. the missing file.
+    """
+    reason = env.declared_reason
+    return reason is not None and all(m.lower() in reason.lower() for m in mentions)
+
+
+#: Checks the gym env answers itself (``env`` is the gym env, not a machine).
+EPISODE_PROBES: tuple[Action, ...] = (declared_infeasible,)
 
 
 # --------------------------------------------------------------------------- observations

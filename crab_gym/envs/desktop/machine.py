@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tarfile
 import tempfile
 import threading
 import time
@@ -110,6 +111,7 @@ class DesktopMachine:
         """Known state: no launched apps, neutral input, empty work dir, default settings."""
         with self._lock:
             self.desktop.kill_apps()
+            self.desktop.clear_clipboard()
             self.desktop.reset_input()
             for entry in self.workdir.iterdir():
                 if entry.name == WORKDIR_MARKER:
@@ -172,6 +174,33 @@ class DesktopMachine:
         full = self.resolve(path)
         return full.is_file() and os.access(full, os.X_OK)
 
+    def mode(self, path: str) -> int | None:
+        """Permission bits of a file or directory (``0o644``), or None if nothing is there."""
+        full = self.resolve(path)
+        return stat.S_IMODE(full.stat().st_mode) if full.exists() else None
+
+    def link_target(self, path: str) -> str | None:
+        """What a symbolic link in the work directory points to, or None if it is no link."""
+        full = self.workdir / PurePosixPath(path)
+        self.resolve(path)  # refuses paths outside the work directory
+        return os.readlink(full) if full.is_symlink() else None
+
+    def listing(self, path: str) -> list[str] | None:
+        """Sorted names in a directory (the work-dir marker left out), or None."""
+        full = self.resolve(path)
+        if not full.is_dir():
+            return None
+        return sorted(p.name for p in full.iterdir() if p.name != WORKDIR_MARKER)
+
+    def archive_members(self, path: str) -> list[str] | None:
+        """Sorted regular-file members of a tar archive (names without "./"), or None."""
+        full = self.resolve(path)
+        try:
+            with tarfile.open(full) as tar:
+                return sorted(m.name.removeprefix("./") for m in tar.getmembers() if m.isfile())
+        except (OSError, tarfile.TarError):
+            return None
+
     # ------------------------------------------------------------------ apps and windows
     def launch(self, app: str, file: str = "", rect: tuple[float, float, float, float] | None = None) -> str:
         """Open an app (optionally on a work-dir file), place it, focus it; its window title."""
@@ -210,6 +239,19 @@ class DesktopMachine:
             if win.app_class == app.wm_class:
                 return name
         return ""
+
+    def window_rects(self, app: str) -> list[tuple[float, float, float, float]]:
+        """Each window of the app as ``(x, y, width, height)`` fractions of the screen."""
+        w, h = self.desktop.width, self.desktop.height
+        return [(r[0] / w, r[1] / h, r[2] / w, r[3] / h) for r in (win.rect for win in self.app_windows(app))]
+
+    # ------------------------------------------------------------------ clipboard
+    def clipboard(self) -> str | None:
+        return self.desktop.clipboard()
+
+    def set_clipboard(self, text: str) -> None:
+        with self._lock:
+            self.desktop.set_clipboard(text)
 
     def window_titles(self) -> list[str]:
         return [w.title for w in self.desktop.windows()]

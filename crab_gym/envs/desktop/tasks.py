@@ -1,40 +1,20 @@
-"""The desktop tasks, defined as data.
+"""The fixed desktop tasks (the parameterised ones are in :mod:`.templates`).
 
-A task is plain data: a description (``{workdir}`` is replaced by the machine's work
-directory), setup steps, named checks with edges between them (the evaluator graph: a check
-is only tried once its predecessors passed), and a scripted solution. Every step is a tool
-call ``{"name": ..., "arguments": {...}}`` of a declared desktop Action
-(:mod:`crab_gym.envs.desktop.actions`), so a task can run locally or on a remote machine,
-and new tasks need no code.
-
-Checks read the machine's real state (files in the work directory, window titles and focus
-as the window manager reports them, GSettings values); none of them passes in a task's
-starting state, so doing nothing scores 0. ``partial`` is how many solution steps reach a
-completeness strictly between 0 and 1 (``None`` where every check passes at once).
-
-Screen layout used by the setups: the terminal on the left (x 0..0.55, y 0..0.6), the
-editor on the right (x 0.45..1, y 0.3..1), so a part of each is always visible.
+Each is plain data in the shape :class:`~crab_gym.envs.desktop.taskdata.DesktopTask`
+describes. Screen layout used by the setups: the terminal on the left (x 0..0.55,
+y 0..0.6), the editor on the right (x 0.45..1, y 0.3..1), so a part of each is always visible.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import networkx as nx
-
-from crab_gym.envs.desktop.actions import AGENT_ACTIONS, PROBE_ACTIONS, SETUP_ACTIONS
+from crab_gym.envs.desktop.taskdata import DesktopTask, call
 
 TERMINAL_RECT = {"x": 0.0, "y": 0.0, "width": 0.55, "height": 0.6}
 EDITOR_RECT = {"x": 0.45, "y": 0.3, "width": 0.55, "height": 0.7}
 MOUSEPAD_VIEW = "org.xfce.mousepad.preferences.view"
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    """A tool call, as tasks store them."""
-    return {"name": name, "arguments": arguments}
 
 
 def _terminal() -> dict[str, Any]:
@@ -274,65 +254,6 @@ TASK_DATA: tuple[dict[str, Any], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class DesktopTask:
-    """One desktop task (see the module docstring for the meaning of each field)."""
-
-    id: str
-    description: str
-    setup: tuple[dict[str, Any], ...]
-    checks: Mapping[str, dict[str, Any]]
-    edges: tuple[tuple[str, str], ...]
-    solution: tuple[dict[str, Any], ...]
-    partial: int | None = None
-    tags: tuple[str, ...] = field(default_factory=tuple)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DesktopTask:
-        """Build and validate a task from plain data (e.g. loaded from JSON)."""
-        task = cls(
-            id=str(data["id"]),
-            description=str(data["description"]),
-            setup=tuple(dict(c) for c in data.get("setup", ())),
-            checks={str(k): dict(v) for k, v in data["checks"].items()},
-            edges=tuple((str(a), str(b)) for a, b in data.get("edges", ())),
-            solution=tuple(dict(c) for c in data.get("solution", ())),
-            partial=data.get("partial"),
-            tags=tuple(data.get("tags", ())),
-        )
-        task.validate()
-        return task
-
-    def describe(self, workdir: str) -> str:
-        """The description an agent reads, with the machine's work directory filled in."""
-        return self.description.replace("{workdir}", workdir)
-
-    def graph_structure(self) -> nx.DiGraph:
-        """The check names as a DAG (the evaluator graph's shape, without evaluators)."""
-        graph = nx.DiGraph()
-        graph.add_nodes_from(self.checks)
-        graph.add_edges_from(self.edges)
-        return graph
-
-    def validate(self) -> None:
-        """Every step names a declared action with valid arguments; the graph is a DAG."""
-        groups = (("setup", self.setup, SETUP_ACTIONS), ("solution", self.solution, AGENT_ACTIONS),
-                  ("checks", tuple(self.checks.values()), PROBE_ACTIONS))
-        for where, steps, allowed in groups:
-            by_name = {a.name: a for a in allowed}
-            for step in steps:
-                if step.get("name") not in by_name:
-                    raise ValueError(f"task '{self.id}': {where} step {step.get('name')!r} is not one of {sorted(by_name)}")
-                by_name[step["name"]].validate(step.get("arguments", {}))
-        unknown = {n for edge in self.edges for n in edge} - set(self.checks)
-        if unknown:
-            raise ValueError(f"task '{self.id}': edges name unknown checks {sorted(unknown)}")
-        if not self.checks or not nx.is_directed_acyclic_graph(self.graph_structure()):
-            raise ValueError(f"task '{self.id}': checks must form a non-empty DAG")
-        if self.partial is not None and not 0 < self.partial < len(self.solution):
-            raise ValueError(f"task '{self.id}': partial must be within 1..{len(self.solution) - 1}")
-
-
 @cache
 def _registry() -> dict[str, DesktopTask]:
     tasks = [DesktopTask.from_dict(d) for d in TASK_DATA]
@@ -342,24 +263,6 @@ def _registry() -> dict[str, DesktopTask]:
     return registry
 
 
-def list_tasks() -> list[str]:
-    """Ids of the built-in desktop tasks, for ``gym.make("CrabDesktop-v0", task=...)``."""
-    return list(_registry())
-
-
-def get_task(task: str | DesktopTask | Mapping[str, Any]) -> DesktopTask:
-    """A task by id, or a :class:`DesktopTask` / task data of your own (validated)."""
-    if isinstance(task, DesktopTask):
-        task.validate()
-        return task
-    if isinstance(task, Mapping):
-        return DesktopTask.from_dict(task)
-    registry = _registry()
-    if task not in registry:
-        raise KeyError(f"unknown desktop task {task!r}; known: {sorted(registry)}")
-    return registry[task]
-
-
-def all_tasks() -> Sequence[DesktopTask]:
-    """Every built-in task."""
-    return list(_registry().values())
+def fixed_tasks() -> dict[str, DesktopTask]:
+    """The fixed tasks by id."""
+    return dict(_registry())

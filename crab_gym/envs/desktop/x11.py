@@ -51,6 +51,7 @@ APT_PACKAGES: dict[str, str] = {
     "wmctrl": "wmctrl",
     "xterm": "xterm",
     "mousepad": "mousepad",
+    "xclip": "xclip",
     "gsettings": "libglib2.0-bin",
 }
 
@@ -167,11 +168,61 @@ class Window:
     pid: int
     wm_class: str  # "instance.Class", e.g. "xterm.XTerm"
     title: str
+    #: ``(x, y, width, height)`` in pixels as the window manager reports it (0s if unknown).
+    rect: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     @property
     def app_class(self) -> str:
         """The lower-case WM_CLASS instance name ("xterm", "mousepad")."""
         return self.wm_class.split(".", 1)[0].lower()
+
+
+# --------------------------------------------------------------------------- our X connections
+#: Each XDesktop's python-xlib connection, by its key. Kept out of the object, whose
+#: attributes are its state: a connection's byte counters change on every read.
+_XLIB: dict[str, Any] = {}
+
+
+def _close_xlib(key: str) -> None:
+    connection = _XLIB.pop(key, None)
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            connection.close()
+
+
+# --------------------------------------------------------------------------- SIGTERM
+_SIGTERM_LOCK = threading.Lock()
+_SIGTERM_STATE: dict[str, Any] = {"displays": 0, "handler": None}
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM -> ``SystemExit(143)``: Python shuts down normally, so the finalizers stop
+    Xvfb, openbox and the apps and remove the temporary folders (the default action would
+    end the process on the spot and leave them all behind)."""
+    signal.signal(signum, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
+    raise SystemExit(128 + signum)
+
+
+def _hold_sigterm() -> None:
+    """A display of ours started: while any runs, SIGTERM exits through Python's shutdown.
+    Only where nobody chose a SIGTERM handler (it is the default) and in the main thread."""
+    with _SIGTERM_LOCK:
+        _SIGTERM_STATE["displays"] += 1
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
+            _SIGTERM_STATE["handler"] = _exit_on_sigterm
+
+
+def _drop_sigterm() -> None:
+    """A display of ours stopped: the last one puts back the default SIGTERM action."""
+    with _SIGTERM_LOCK:
+        _SIGTERM_STATE["displays"] = max(0, _SIGTERM_STATE["displays"] - 1)
+        if _SIGTERM_STATE["displays"] == 0 and _SIGTERM_STATE["handler"] is not None and \
+                threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGTERM) is _SIGTERM_STATE["handler"]:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _SIGTERM_STATE["handler"] = None
 
 
 # --------------------------------------------------------------------------- pyautogui binding
@@ -216,8 +267,27 @@ def _pyautogui_for(display: str, xauthority: str | None, key: str | None = None)
         _pyautogui.PAUSE = 0.0
         _pyautogui.FAILSAFE = False  # a corner of a virtual screen is not an emergency
         _pyautogui.MINIMUM_DURATION = 0.0
+        _fix_shifted_keys(_pyautogui)
         _bound_to = key
     return _pyautogui
+
+
+def _fix_shifted_keys(gui: Any) -> None:
+    """Map every character pyautogui types with Shift to a key that gives it *with* Shift.
+
+    pyautogui presses Shift for "<" but maps it to the first key whose keysym list holds
+    "<": the extra key of a pc105 keyboard (keycode 94), whose *unshifted* symbol is "<"; with
+    Shift that key types ">". Latin-1 keysyms equal their code points, so the key to use is
+    the one listing the character at index 1 (the shifted level).
+    """
+    module = gui.platformModule
+    display = getattr(module, "_display", None)
+    if display is None:
+        return
+    for char in [c for c in module.keyboardMapping if len(c) == 1 and gui.isShiftCharacter(c)]:
+        shifted = [code for code, index in display.keysym_to_keycodes(ord(char)) if index == 1]
+        if shifted:
+            module.keyboardMapping[char] = shifted[0]
 
 
 def _unbind(key: str) -> None:
@@ -252,7 +322,6 @@ class XDesktop:
         self._finalizer = weakref.finalize(
             self, _release, self._server_procs if owned else [], self._apps, tmpdir, self.key
         )
-        self._xlib = None
         self._mss: Any = None
         self.width, self.height = self._query_size()
 
@@ -301,6 +370,7 @@ class XDesktop:
                     start_new_session=True,
                 ))
             desk = cls(display, xauthority=auth_file, owned=True, processes=procs, tmpdir=tmpdir)
+            _hold_sigterm()
             desk.set_background()
             if window_manager:
                 desk._wait_for(lambda: desk._wm_running(), timeout, "the window manager (openbox)")
@@ -335,10 +405,7 @@ class XDesktop:
                 return
             self._closed = True
             self.kill_apps()
-            if self._xlib is not None:
-                with contextlib.suppress(Exception):
-                    self._xlib.close()
-                self._xlib = None
+            _close_xlib(self.key)
             if self._mss:
                 with contextlib.suppress(Exception):
                     self._mss.close()
@@ -376,15 +443,16 @@ class XDesktop:
 
     def _x(self) -> Any:
         """Our own python-xlib connection (screenshots, size, keyboard LEDs)."""
-        if self._xlib is None:
+        connection = _XLIB.get(self.key)
+        if connection is None:
             Display = require_extra("Xlib.display", "desktop", package="python-xlib").Display
 
             with _PYAUTOGUI_LOCK, _x_environ(self.display, self.xauthority):
                 try:
-                    self._xlib = Display(self.display)
+                    connection = _XLIB[self.key] = Display(self.display)
                 except Exception as exc:
                     raise DesktopError(f"cannot connect to X display {self.display}: {exc}") from exc
-        return self._xlib
+        return connection
 
     def _query_size(self) -> tuple[int, int]:
         screen = self._x().screen()
@@ -435,38 +503,61 @@ class XDesktop:
         return self._mss or None
 
     def windows(self) -> list[Window]:
-        """Managed top-level windows, in the window manager's stacking-list order."""
+        """Managed top-level windows, in the window manager's client-list order.
+
+        Read over our own X connection (``_NET_CLIENT_LIST`` and each window's properties),
+        not by running ``wmctrl -l``: observations and checks list windows several times per
+        step, and a process per listing costs more than the rest of the step.
+        """
         with self._lock:
-            out = self._run([require("wmctrl"), "-lpx"], check=False)
-            if out.returncode != 0:
-                return []
+            if self._closed:
+                raise DesktopError("the desktop is closed")
+            display = self._x()
+            root = display.screen().root
+            clients = root.get_full_property(self._atom("_NET_CLIENT_LIST"), 0)
             result = []
-            for line in out.stdout.decode("utf-8", errors="replace").splitlines():
-                # id desktop pid class host title
-                parts = line.split(None, 5)
-                if len(parts) < 5:
-                    continue
-                title = parts[5] if len(parts) == 6 else ""
-                with contextlib.suppress(ValueError):
-                    result.append(Window(int(parts[0], 16), int(parts[2]), parts[3], title))
+            for wid in clients.value if clients is not None else ():
+                win = self._describe(display, root, int(wid))
+                if win is not None:
+                    result.append(win)
             return result
 
+    def _atom(self, name: str) -> int:
+        return self._x().intern_atom(name)
+
+    def _describe(self, display: Any, root: Any, wid: int) -> Window | None:
+        """One client window's pid, class, title and geometry (None if it just vanished)."""
+        error = require_extra("Xlib.error", "desktop", package="python-xlib")
+        window = display.create_resource_object("window", wid)
+        try:
+            pid = window.get_full_property(self._atom("_NET_WM_PID"), 0)
+            wm_class = window.get_wm_class() or ("", "")
+            name = window.get_full_property(self._atom("_NET_WM_NAME"), self._atom("UTF8_STRING"))
+            title = name.value if name is not None else (window.get_wm_name() or "")
+            geometry = window.get_geometry()
+            origin = root.translate_coords(window, 0, 0)
+        except error.XError:
+            return None
+        if isinstance(title, bytes):  # python-xlib decodes some versions' UTF8_STRING, not others
+            title = title.decode("utf-8", errors="replace")
+        return Window(wid, int(pid.value[0]) if pid is not None else 0, ".".join(wm_class), title,
+                      (int(origin.x), int(origin.y), int(geometry.width), int(geometry.height)))
+
     def active_window(self) -> Window | None:
-        """The focused window, or ``None`` (e.g. only the bare root window)."""
+        """The focused window (``_NET_ACTIVE_WINDOW``), or ``None`` (e.g. only the root)."""
         with self._lock:
-            out = self._run([require("xdotool"), "getactivewindow"], check=False)
-            if out.returncode != 0:
-                return None
-            try:
-                wid = int(out.stdout.split()[0])
-            except (IndexError, ValueError):
+            if self._closed:
+                raise DesktopError("the desktop is closed")
+            display = self._x()
+            root = display.screen().root
+            active = root.get_full_property(self._atom("_NET_ACTIVE_WINDOW"), 0)
+            wid = int(active.value[0]) if active is not None and len(active.value) else 0
+            if not wid:
                 return None
             for win in self.windows():
                 if win.id == wid:
                     return win
-            name = self._run([require("xdotool"), "getwindowname", str(wid)], check=False)
-            title = name.stdout.decode("utf-8", errors="replace").strip() if name.returncode == 0 else ""
-            return Window(wid, 0, "", title)
+            return self._describe(display, root, wid)
 
     # ------------------------------------------------------------------ windows and apps
     def launch(self, app: str, args: Sequence[str] = (), *, cwd: str | os.PathLike | None = None,
@@ -611,6 +702,40 @@ class XDesktop:
                 gui.press("numlock")
             gui.moveTo(self.width - 1, self.height - 1)
 
+    # ------------------------------------------------------------------ clipboard (xclip)
+    def set_clipboard(self, text: str, timeout: float = 5.0) -> None:
+        """Own the CLIPBOARD selection with ``text`` (an xclip kept in the foreground and
+        counted among the launched apps, so ``kill_apps`` and ``close`` stop it)."""
+        with self._lock:
+            proc = subprocess.Popen(
+                [require("xclip"), "-selection", "clipboard", "-quiet", "-i"], env=self.child_env(),
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            self._apps.append(proc)
+            assert proc.stdin is not None
+            proc.stdin.write(text.encode("utf-8"))
+            proc.stdin.close()
+            self._wait_for(lambda: self.clipboard() == text, timeout, "xclip to own the clipboard")
+
+    def clipboard(self) -> str | None:
+        """The CLIPBOARD selection's text, or None when no one owns it."""
+        with self._lock:
+            try:
+                out = self._run([require("xclip"), "-selection", "clipboard", "-o"], check=False, timeout=2.0)
+            except subprocess.TimeoutExpired:
+                return None
+            return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
+
+    def clear_clipboard(self) -> None:
+        """Leave the clipboard without an owner: take it (so any other owner, e.g. an xclip an
+        agent started, lets go and exits), then stop our owner."""
+        with self._lock:
+            if self.clipboard() is None:
+                return
+            self.set_clipboard("")
+            _stop(self._apps.pop())
+
     # ------------------------------------------------------------------ settings (GSettings)
     def gsettings(self, args: Sequence[str], env_extra: Mapping[str, str]) -> str:
         """Run ``gsettings ARGS`` with the app sandbox environment; its stdout."""
@@ -682,9 +807,12 @@ def _release(server_procs: list[subprocess.Popen], apps: list[subprocess.Popen],
     with contextlib.suppress(Exception):
         _stop_apps(apps)
     _unbind(key)
+    _close_xlib(key)
     for proc in reversed(server_procs):
         with contextlib.suppress(Exception):
             _stop(proc)
+    if server_procs:
+        _drop_sigterm()
     if tmpdir:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
