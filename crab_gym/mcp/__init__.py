@@ -13,6 +13,7 @@ The parts, each one job:
 * :mod:`crab_gym.mcp.sessions`: one state per MCP session, and the registry of live ones;
 * :mod:`crab_gym.mcp.tools`: the tools a session sees, and what each call does;
 * :mod:`crab_gym.mcp.server`: the SDK's server over stdio or streamable HTTP (bearer token);
+* :mod:`crab_gym.mcp.stdio`: stdin and stdout for the SDK's stdio transport, without threads;
 * :mod:`crab_gym.mcp.cli`: the ``crab-gym mcp`` subcommand.
 
 Only :mod:`crab_gym.mcp.server` imports the SDK (the optional ``mcp`` extra), on first use.

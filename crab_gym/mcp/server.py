@@ -8,7 +8,9 @@ from the server's lifespan, which the SDK enters once per session (one stdio con
 truncated. The SDK's own input check is off: its tool cache is shared by all sessions, and the
 env gives a better reason than a schema validator would.
 
-Env steps run on the event loop (microseconds, so a session's call costs no thread hop); what may
+Over stdio, the lines are read and the replies written on the event loop (:mod:`crab_gym.mcp.stdio`)
+rather than through the SDK's worker threads. Env steps run on the event loop (microseconds, so a
+session's call costs no thread hop); what may
 wait on a solver or the disk -- making and resetting an env, the solves an env deferred to the
 episode's end, appending to ``episodes.jsonl`` -- runs in a worker thread, so one session's
 solve never stalls the others. A per-session lock keeps one session's calls in order.
@@ -39,6 +41,7 @@ from crab_gym._optional import require as require_extra
 from crab_gym.mcp import tools
 from crab_gym.mcp.recording import EpisodeRecorder
 from crab_gym.mcp.sessions import Session, SessionRegistry
+from crab_gym.mcp.stdio import open_pipes
 
 #: The token's environment variable: the same one ``crab-gym serve`` reads.
 TOKEN_ENV_VAR = "CRAB_GYM_TOKEN"
@@ -165,15 +168,25 @@ def serve_stdio(recorder: EpisodeRecorder) -> None:
     server = build_server(registry)
     _quiet_sdk()
 
-    # The protocol owns stdout (a copy of its descriptor, which the SDK closes at the end):
-    # anything else printed while serving goes to stderr.
+    # The protocol owns stdout (copies of its descriptor): anything else printed while serving
+    # goes to stderr.
     sys.stdout.flush()
-    protocol_out = open(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")  # noqa: SIM115 - the SDK closes it
+    stdin_fd, stdout_fd = sys.stdin.fileno(), sys.stdout.fileno()
     saved, sys.stdout = sys.stdout, sys.stderr
 
     async def main() -> None:
-        async with stdio.stdio_server(stdout=mcp.anyio.wrap_file(protocol_out)) as (read, write):
-            await server.run(read, write, _options(server))
+        pipes = await open_pipes(stdin_fd, stdout_fd)
+        if pipes is None:  # stdin is a regular file: the SDK reads and writes through its threads
+            out = open(os.dup(stdout_fd), "w", encoding="utf-8")  # noqa: SIM115 - closed with the transport
+            streams = stdio.stdio_server(stdout=mcp.anyio.wrap_file(out))
+        else:
+            streams = stdio.stdio_server(stdin=pipes[0], stdout=pipes[1])
+        try:
+            async with streams as (read, write):
+                await server.run(read, write, _options(server))
+        finally:
+            if pipes is not None:
+                pipes[1].close()
 
     try:
         mcp.anyio.run(main)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import anyio
+import pytest
 
 from crab_gym.core.episode_store import EpisodeStore
 from crab_gym.envs.realm.index import problem_specs
@@ -89,12 +90,19 @@ def test_an_mcp_session_plays_every_realm_id_to_the_end():
         assert 0.0 <= episode.result["metrics"]["optimality"] <= 1.0
 
 
-def test_the_stdio_server_exits_cleanly_when_the_client_closes_its_input(tmp_path):
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_the_stdio_server_exits_cleanly_when_its_input_ends(stdin, tmp_path):
+    """Over a pipe (read on the event loop) and from a regular file (the SDK's own reader)."""
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                         "clientInfo": {"name": "test", "version": "0"}}}
-    done = subprocess.run([sys.executable, "-m", "crab_gym.cli", "mcp", "--out", str(tmp_path)],
-                          input=json.dumps(hello) + "\n", capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-m", "crab_gym.cli", "mcp", "--out", str(tmp_path / "out")]
+    if stdin == "pipe":
+        done = subprocess.run(command, input=json.dumps(hello) + "\n", capture_output=True, text=True, timeout=120)
+    else:
+        (tmp_path / "in.jsonl").write_text(json.dumps(hello) + "\n")
+        with open(tmp_path / "in.jsonl") as source:
+            done = subprocess.run(command, stdin=source, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     answer = json.loads(done.stdout.splitlines()[0])
