@@ -29,6 +29,7 @@ NEAR_MISS = {
     "Realm-P10-v0": ("p10_smal_00", "p10_small_00"),
     "Realm-P7-v0": ("p7_smal_00", "p7_small_00"),
     "Realm-P11-v0": ("ft6x", "ft06"),
+    **{f"Realm-J{k}-v0": (f"j{k}_smal_00", f"j{k}_small_00") for k in (2, 3, 4)},
 }
 
 #: Envs with a ``generator`` argument, and its valid keys.
@@ -41,6 +42,7 @@ GENERATOR_KEYS = {
     "Realm-P10-v0": ["n_components", "n_suppliers", "n_days", "size"],
     "Realm-P7-v0": ["n_regions", "n_vehicles", "size"],
     "Realm-P11-v0": ["n_jobs", "n_machines", "low", "high"],
+    **dict.fromkeys(("Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"), ["n_jobs", "n_machines", "size"]),
 }
 
 
@@ -87,7 +89,7 @@ def test_instance_of_a_wrong_type_says_what_instance_accepts(env_id):
     assert "got int 42" in message and "a path to " in message
     # a few names, and a real call that lists them all
     few, count, call, problem = re.search(
-        r"instance name \(([^;]+), \.\.\.; all (\d+): ([\w.]+)\('(P\d+)'\)\)", message
+        r"instance name \(([^;]+), \.\.\.; all (\d+): ([\w.]+)\('([PJ]\d+)'\)\)", message
     ).groups()
     module, func = call.rsplit(".", 1)
     names = getattr(importlib.import_module(module), func)(problem)

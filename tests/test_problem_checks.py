@@ -127,7 +127,7 @@ def _drop_job(plan: dict) -> None:
 #: A plan that breaks one of the problem's own constraints.
 BREAK = {"P1": _twice_p1, "P2": _twice_p2, "P3": _drop_rides, "P4": _drop_rides, "P5": _twice_wedding,
          "P8": _twice_wedding, "P6": _drop_task, "P9": _drop_task, "P7": _twice_trip, "P10": _overproduce,
-         "P11": _drop_job}
+         "P11": _drop_job, "J2": _drop_job, "J3": _drop_job, "J4": _drop_job}
 
 
 def _unknown_stop(plan: dict) -> None:
@@ -158,7 +158,8 @@ def _unknown_job(plan: dict) -> None:
 UNKNOWN = {"P1": _unknown_location, "P2": _unknown_group, "P3": _unknown_stop, "P4": _unknown_stop,
            "P5": _unknown_stop, "P8": _unknown_stop, "P6": _unknown_in_first("pickups", "member"),
            "P9": _unknown_in_first("pickups", "member"), "P7": _unknown_in_first("trips", "region"),
-           "P10": _unknown_in_first("orders", "supplier"), "P11": _unknown_job}
+           "P10": _unknown_in_first("orders", "supplier"), "P11": _unknown_job, "J2": _unknown_job, "J3": _unknown_job,
+           "J4": _unknown_job}
 
 
 @pytest.mark.parametrize("breaker", ["constraint", "unknown id"])

@@ -42,7 +42,7 @@ CASES = [(env_id, name, policy) for env_id in disruption_ids() for name in shipp
 
 
 def test_every_disruption_id_defers_by_default():
-    assert len(disruption_ids()) == 5
+    assert len(disruption_ids()) == 7
     for env_id in disruption_ids():
         assert gym.make(env_id).unwrapped.adaptation_mode == "deferred"
 

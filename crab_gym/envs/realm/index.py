@@ -34,9 +34,13 @@ FAMILIES: tuple[str, ...] = (
 _EXTRA: list[str] = []
 
 
-def _problem_number(spec: ProblemSpec) -> tuple[int, str]:
+def _problem_number(spec: ProblemSpec) -> tuple[int, int, str]:
+    """By number; the job-shop variants J2, J3, J4 right after P11 (REALM-Bench's J1)."""
     digits = "".join(ch for ch in spec.problem if ch.isdigit())
-    return (int(digits) if digits else 10**6, spec.problem)
+    number = int(digits) if digits else 10**6
+    if spec.problem.startswith("J"):
+        return (11, number, spec.problem)
+    return (number, 0, spec.problem)
 
 
 @functools.cache
@@ -57,7 +61,7 @@ _DETECTION_FOR: list[tuple[str, ...]] = []
 
 
 def problem_specs() -> tuple[ProblemSpec, ...]:
-    """Every problem's record, in problem order (P1, P2, ..., P11)."""
+    """Every problem's record, in problem order (P1, P2, ..., P11, then J2, J3, J4)."""
     families = FAMILIES + tuple(_EXTRA)
     specs = _specs(families)
     if _DETECTION_FOR != [families]:  # the families changed: upstream detection follows

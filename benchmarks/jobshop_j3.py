@@ -1,0 +1,94 @@
+"""Speed of Realm-J3-v0 at 200 jobs x 50 machines (j3_large_00): steps per second with random
+legal play, reset time, and the vector env (N=256) against the single env, in one run.
+
+    python benchmarks/jobshop_j3.py [--seconds 3] [--repeats 3] [--envs 256] [--png j3.png]
+
+A random legal job is chosen from the observation's mask with the same cheap code for
+every env, inside the timed region (as benchmarks/jobshop_speed.py does for P11). Realm-P11-v0
+on ta01 is measured in the same run as a reference point. ``--png`` saves an ``rgb_array``
+render of a finished J3 episode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import crab_gym  # noqa: F401  (registers the ids)
+
+
+def single(env_id: str, instance: str, seconds: float, repeats: int) -> tuple[float, float]:
+    """(best steps/s, best reset ms) of ``gym.make(env_id)`` with random legal dispatches."""
+    env = gym.make(env_id, instance=instance)
+    rnd = np.random.default_rng(0).random
+    best, best_reset = 0.0, float("inf")
+    for _ in range(repeats):
+        steps, t0 = 0, time.perf_counter()
+        while True:
+            r0 = time.perf_counter()
+            obs, _ = env.reset()
+            best_reset = min(best_reset, time.perf_counter() - r0)
+            done = False
+            while not done:
+                legal = np.flatnonzero(obs["action_mask"])
+                obs, _, done, _, _ = env.step((0, {"job": int(legal[int(rnd() * len(legal))])}))
+                steps += 1
+            if time.perf_counter() - t0 >= seconds:
+                break
+        best = max(best, steps / (time.perf_counter() - t0))
+    return best, best_reset * 1000
+
+
+def vector(env_id: str, instance: str, n: int, seconds: float) -> float:
+    """Env-steps/s of the id's vector env with ``n`` envs, random legal jobs."""
+    envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", instance=instance)
+    envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        masks = envs.unwrapped.action_masks()
+        noise = rng.random(masks.shape)
+        envs.step(np.argmax(np.where(masks, noise, -1.0), axis=1))
+        steps += n
+    return steps / (time.perf_counter() - t0)
+
+
+def save_render(path: str) -> None:
+    from crab_gym.envs.realm.jobshop.variants.heuristics import GreedyReplanner
+
+    env = gym.make("Realm-J3-v0", instance="j3_large_00", render_mode="rgb_array")
+    policy = GreedyReplanner(env)
+    obs, info = env.reset(seed=0)
+    env.step(policy(obs, info))
+    from PIL import Image
+
+    Image.fromarray(env.render()).save(path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--envs", type=int, default=256)
+    parser.add_argument("--png", default=None)
+    args = parser.parse_args(argv)
+    rows: list[tuple[str, Any, Any]] = []
+    j3, j3_reset = single("Realm-J3-v0", "j3_large_00", args.seconds, args.repeats)
+    rows.append(("Realm-J3-v0 (200x50, j3_large_00), gym.make", j3, j3_reset))
+    p11, p11_reset = single("Realm-P11-v0", "ta01", args.seconds, args.repeats)
+    rows.append(("Realm-P11-v0 (15x15, ta01), same run", p11, p11_reset))
+    vec = vector("Realm-J3-v0", "j3_large_00", args.envs, args.seconds)
+    rows.append((f"Realm-J3-v0 vector env, N={args.envs}", vec, None))
+    print("| env | steps/s | reset ms | x single J3 |\n|---|---:|---:|---:|")
+    for name, rate, reset in rows:
+        print(f"| {name} | {rate:,.0f} | {'' if reset is None else f'{reset:.2f}'} | {rate / j3:.2f} |")
+    if args.png:
+        save_render(args.png)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""Realm-J2-v0 and Realm-J4-v0: the job shop of :mod:`.env` while disruptions strike.
+
+:class:`DisruptedShopEnv` is :class:`~.env.ShopEnv` on the shared disruption kit
+(:class:`~crab_gym.envs.realm.common.disruption_env.DisruptedRealmEnv`): the instance's
+disruptions (plus any injected with ``apply_disruption``) strike when the clock reaches their
+start -- not before does the agent learn of them -- a submitted plan pauses at each strike,
+and adaptation is scored against a re-plan from the episode's own state at its first strike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from gymnasium import spaces
+
+from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
+from crab_gym.envs.realm.common.disruptions import (
+    DisruptionKind,
+    DisruptionReport,
+    InvalidDisruptionError,
+    inject_and_report,
+)
+from crab_gym.envs.realm.common.env import checked_init
+from crab_gym.envs.realm.common.errors import InstanceFormatError
+from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
+from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
+from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, check_disruption, disruption_from
+from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner
+from crab_gym.envs.realm.jobshop.variants.references import reference
+
+
+def adaptation_budget(inst: Any) -> float:
+    """CP-SAT's deterministic time per re-solve of the adaptation yardstick (one worker, so
+    the yardstick is the same on every run): 0.2 for small instances, 0.5 for larger ones
+    (each re-solve starts from the greedy plan, so it is never worse than the greedy)."""
+    return 0.2 if inst.n_ops <= 100 else 0.5
+
+
+#: Every type strikes a "location": a machine (``"M3"``), or a job (``"J5"``) for a supply delay.
+DISRUPTION_KINDS = {kind: DisruptionKind(strikes="location", has_delay=False) for kind in KINDS}
+
+
+class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
+    """Job shop while disruptions strike (REALM-Bench J2: one per instance; J4: three, on
+    J3's 200 x 50 shape).
+
+    ## Description
+
+    Realm-J3-v0's job shop (see :class:`~crab_gym.envs.realm.jobshop.variants.env.ShopEnv`),
+    plus a clock and the instance's disruptions: machine breakdowns, power outages,
+    emergency shutdowns and cascading failures take machines down, weather slows the
+    machines of the affected operations (as down-time: severity x duration), a supply delay
+    holds jobs. The table of what each type does is in docs/jobshop.md ("J2, J3, J4"). A
+    disruption **strikes when the clock reaches its start**; the agent learns of it then, not
+    before. The clock is the time up to which the shop has run: dispatching moves it to the
+    earliest time a job with operations left is ready; once every operation is placed the
+    shop runs to its end (disruptions starting before then still strike). At a strike the
+    operations not started keep their machine order and move right past the windows; an
+    operation running on a machine (or job) that stops is **restarted** after the window.
+
+    ## Action Space
+
+    As Realm-J3-v0, except that **submit_plan pauses at a strike**: the operations that had
+    started before it stay, the rest wait (`info["paused"]`, `info["pending_plan"]`) for the
+    next action: submit again (the same plan, or a new one starting with what is placed),
+    or dispatch.
+
+    ## Observation Space
+
+    Realm-J3-v0's, plus `clock` (1,), `machine_down` (M, 2) (the next known down-time of
+    each machine not over yet, start and end; zeros if none) and `job_hold` (n, 2) (the same
+    for each job's holds).
+
+    ## Rewards
+
+    As Realm-J3-v0. The reference is the best plan known **with every disruption known from
+    the start** (CP-SAT's hindsight plan, or a better one found by the adaptive runs): a plan
+    submitted at the start and resubmitted at each pause is carried out as written, so no
+    plan beats it; a policy without foresight rarely reaches 1 where a disruption costs.
+
+    ## Episode End
+
+    As Realm-J3-v0. `info["metrics"]` also holds `adaptation`: None (not applicable) when no
+    disruption struck; 0 for an infeasible schedule; else `min(1, yardstick / makespan)`,
+    the yardstick being CP-SAT re-planning at every strike from the episode's own state at
+    its first strike (``"deferred"``: run by `finish_metrics()`; ``"resolve"``: inside the
+    last step; ``"oracle"``: the stored adaptive value from the start), plus
+    `adaptation_reference_cost`, `disruptions_struck` and `restarted_operations`.
+    `info["solution"]` adds `disruptions` (struck) and `restarted` (aborted attempts).
+
+    ## Arguments
+
+    Those of Realm-J3-v0 plus `adaptation_reference` (``"deferred"``, ``"resolve"`` or
+    ``"oracle"``, see Episode End).
+
+    ## Version History
+
+    * v0: initial version (issue 25).
+    """
+
+    problem: ClassVar[str] = "J2"
+    env_name: ClassVar[str] = "realm-j2"
+    disruption_kinds = DISRUPTION_KINDS
+    disruption_json = staticmethod(Disruption.to_dict)
+    transient_attributes = (*ShopEnv.transient_attributes, "_fired")
+
+    @checked_init
+    @realm_keywords
+    def __init__(self, instance: Any = None, *, generator: dict | None = None,
+                 adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any) -> None:
+        self._init_disruptions(adaptation_reference)
+        ShopEnv.__init__(self, instance, generator=generator, **options)
+        n, _, M = self._shape
+        self.observation_space = spaces.Dict({
+            **self.observation_space.spaces,
+            "clock": spaces.Box(0.0, HORIZON, (1,), np.float32),
+            "machine_down": spaces.Box(0.0, HORIZON, (M, 2), np.float32),
+            "job_hold": spaces.Box(0.0, HORIZON, (n, 2), np.float32),
+        })
+
+    def _use_instance(self, inst: Any) -> None:
+        ShopEnv._use_instance(self, inst)
+        self.sim.keep_first_strike = self.adaptation_mode != "oracle"
+
+    def _restart(self) -> None:
+        self._clear_disruptions()
+        ShopEnv._restart(self)
+
+    def _faced_instance(self) -> Any:
+        return self.instance.with_disruptions(self.faced_schedule()) if self._injected else self.instance
+
+    def _solve_reference(self) -> Reference:
+        if self._bound_only:
+            return ShopEnv._solve_reference(self)
+        if self._injected:
+            return reference(self._faced_instance())
+        return self._per_instance("reference", lambda: reference(self.instance))
+
+    # ================================================================== the disruption protocol
+    def parse_disruption(self, disruption: Any) -> Disruption:
+        """A disruption from a mapping (crab_gym's form: ``type``, ``start`` (None: now),
+        ``duration`` and the type's fields; or the protocol's ``location``: ``"M3"`` a
+        machine, ``"J5"`` a job) or a :class:`Disruption`."""
+        if isinstance(disruption, Disruption):
+            d = disruption
+        else:
+            if not isinstance(disruption, Mapping):
+                raise InvalidDisruptionError(f"a disruption is a mapping, got {type(disruption).__name__}")
+            data = _with_location(dict(disruption), self.instance.n_machines)
+            if data.get("start") is None:
+                data["start"] = 0 if self._terminated else int(self.sim.now)
+            try:
+                d = disruption_from(data, "disruption", "disruption")
+                check_disruption(d, self.instance, "disruption")
+            except InstanceFormatError as exc:
+                raise InvalidDisruptionError(str(exc)) from None
+        return d
+
+    def _disruption_clock(self) -> int | None:
+        return None if self._terminated else int(self.sim.now)
+
+    def _schedule_disruption(self, d: Disruption, now: int) -> Disruption:
+        return d.with_start(max(d.start, now))
+
+    def _inject(self, d: Disruption, now: int) -> DisruptionReport:
+        return inject_and_report(self, d, now, d.to_dict(), self._events)
+
+    def _settle(self) -> None:
+        before = len(self.sim.applied)
+        self.sim.settle()
+        if len(self.sim.applied) > before:
+            self._struck(before)
+
+    def disruption_targets(self) -> dict[str, Any]:
+        inst = self.instance
+        return {"routes": [], "locations": [f"M{m}" for m in range(inst.n_machines)],
+                "window": (int(self.sim.now), max(int(self.sim.now) + 1, inst.trivial_lower_bound()))}
+
+    def _active_disruptions(self) -> list[Disruption]:
+        now = self.sim.now
+        return [d for d in self.sim.applied if d.start + d.duration > now]
+
+    def _struck(self, before: int) -> None:
+        self._note_fired(self.sim.applied[before:])
+
+    def _fired_event(self, d: Disruption) -> str:
+        return f"disruption struck at {d.start}: {d.describe()}"
+
+    # ================================================================== plans pause at strikes
+    def _after_plan(self, sequence: list[list[int]], left: int) -> None:
+        self._paused = left > 0 and not self.sim.complete
+        if self._paused:
+            placed = [len(self.sim.placed_jobs(mc)) for mc in range(self.instance.n_machines)]
+            self._pending_plan = {"sequence": [list(row[n:]) for row, n in zip(sequence, placed)]}
+            self._events.append("plan paused by a disruption; submit a plan again (or dispatch)")
+        else:
+            self._pending_plan = {}
+
+    def _dispatch(self, job: int) -> None:
+        self._unpause()
+        ShopEnv._dispatch(self, job)
+
+    # ================================================================== observation, info, metrics
+    def _get_obs(self) -> dict[str, np.ndarray]:
+        obs = ShopEnv._get_obs(self)
+        s, now = self.sim, self.sim.now
+        down = np.zeros((self.instance.n_machines, 2), np.float32)
+        for mc, a, b in s.known_windows:
+            if b > now and (down[mc, 1] == 0 or a < down[mc, 0]):
+                down[mc] = (a, b)
+        hold = np.zeros((self.instance.n_jobs, 2), np.float32)
+        for j, spans in enumerate(s.holds):
+            for a, b in spans:
+                if b > now:
+                    hold[j] = (a, b)
+                    break
+        obs.update(clock=np.array([min(now, HORIZON)], np.float32), machine_down=down, job_hold=hold)
+        return obs
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {**ShopEnv._extra_info(self), **self._fired_info(), **self._pause_info()}
+
+    def _final_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        metrics, solution = ShopEnv._final_info(self)
+        cost, feasible = self._agent_cost(), self._plan_feasible()
+        adaptation, value = self._measure_adaptation(lambda best: optimality_ratio(best, cost, feasible))
+        metrics.update(adaptation=adaptation, adaptation_reference_cost=value,
+                       disruptions_struck=len(self.sim.applied), restarted_operations=len(self.sim.restarted))
+        return metrics, solution
+
+    def _solution(self) -> dict[str, Any]:
+        s = self.sim
+        return {**ShopEnv._solution(self), "disruptions": [d.to_dict() for d in s.applied],
+                "restarted": [dict(r) for r in s.restarted]}
+
+    def _adaptation_state(self) -> Any:
+        return self.sim.first_strike
+
+    def _stored_adaptation_value(self) -> float | None:
+        value = self.reference.extra.get("adaptive_value")
+        return None if value is None else float(value)
+
+    def _resolve_adaptation(self) -> float:
+        start = self.sim.first_strike_sim
+        if start is None:
+            return NOT_APPLICABLE
+        planner = cp_planner(adaptation_budget(start.instance), deterministic=True)
+        value, _ = adaptive_makespan(start.instance, planner, start)
+        return float(value)
+
+
+def _with_location(data: dict[str, Any], n_machines: int) -> dict[str, Any]:
+    """The protocol's ``location`` (``"M3"``, ``"J5"``) as the type's own field."""
+    where = data.pop("location", None)
+    data.pop("delay", None)
+    if where is None:
+        return data
+    digits = "".join(ch for ch in str(where) if ch.isdigit())
+    if not digits:
+        raise InvalidDisruptionError(f"location must name a machine (M3) or a job (J5), got {where!r}")
+    index = int(digits)
+    kind = data.get("type")
+    if kind == "supply_delay":
+        data.setdefault("jobs", [index])
+        data.setdefault("shortage_percentage", 0.0)
+    elif kind == "machine_breakdown":
+        data.setdefault("machine", index)
+    elif kind == "power_outage":
+        data.setdefault("machines", [index])
+    elif kind == "cascading_failure":
+        data.setdefault("primary_machine", index)
+    elif kind == "weather_effect":
+        data.setdefault("severity", 0.5)
+    if data.get("duration") is None:
+        data["duration"] = 30
+    return data
+
+
+class J4Env(DisruptedShopEnv):
+    __doc__ = DisruptedShopEnv.__doc__
+    problem: ClassVar[str] = "J4"
+    env_name: ClassVar[str] = "realm-j4"
+
+    @checked_init
+    @realm_keywords
+    def __init__(self, instance: Any = None, *, generator: dict | None = None,
+                 adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any) -> None:
+        super().__init__(instance, generator=generator, adaptation_reference=adaptation_reference, **options)
+

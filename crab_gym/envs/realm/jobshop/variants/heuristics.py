@@ -1,0 +1,98 @@
+"""Named policies of Realm-J2/J3/J4: P11's dispatching rules on jobs of any length, and the
+greedy re-planner.
+
+* The rules (``j_spt``, ``j_lpt``, ``j_mwkr``, ``j_mor``, ``j_fifo``) read only the
+  observation and dispatch the legal job with the lowest score (ties: lowest index), as
+  P11's rules do; "next operation" is a job's first one whose ``done`` flag is 0.
+* :class:`GreedyReplanner` (``j_greedy``, the greedy the scoring check ranks) submits the
+  list-scheduling plan of :func:`~.oracle.greedy_plan` from the current state -- at the
+  start and again at every pause a disruption causes -- knowing only the disruptions that
+  have struck.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from crab_gym.envs.realm.common.policy_fit import EnvFit, FittedPolicy
+from crab_gym.envs.realm.jobshop.variants.oracle import greedy_plan
+
+ENV_CLASS = "crab_gym.envs.realm.jobshop.variants.env.ShopEnv"
+IDS = ("Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0")
+
+
+def _next(obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(done as bool, durations, each job's next operation index)."""
+    done = np.asarray(obs["done"], dtype=bool)
+    proc = np.asarray(obs["processing_time"], dtype=np.float64)
+    nxt = np.argmin(done, axis=1)
+    return done, proc, nxt
+
+
+def spt(obs: dict[str, np.ndarray]) -> np.ndarray:
+    _, proc, nxt = _next(obs)
+    return proc[np.arange(len(nxt)), nxt]
+
+
+def lpt(obs: dict[str, np.ndarray]) -> np.ndarray:
+    return -spt(obs)
+
+
+def mwkr(obs: dict[str, np.ndarray]) -> np.ndarray:
+    done, proc, _ = _next(obs)
+    return -np.where(done, 0.0, proc).sum(axis=1)
+
+
+def mor(obs: dict[str, np.ndarray]) -> np.ndarray:
+    return -(~np.asarray(obs["done"], dtype=bool)).sum(axis=1).astype(np.float64)
+
+
+def fifo(obs: dict[str, np.ndarray]) -> np.ndarray:
+    done, _, nxt = _next(obs)
+    lb = np.asarray(obs["lower_bound"], dtype=np.float64)
+    rows = np.arange(len(nxt))
+    return np.where(nxt > 0, lb[rows, np.maximum(nxt - 1, 0)], 0.0)
+
+
+class ShopRule:
+    """A priority rule as a policy: ``rule(obs, info)`` -> ``dispatch(job)``."""
+
+    def __init__(self, name: str, scores: Callable[[dict[str, np.ndarray]], np.ndarray], description: str) -> None:
+        self.name, self.scores, self.description = name, scores, description
+        self.fit = EnvFit(f"dispatching rule {name}", ENV_CLASS, IDS)
+
+    def select(self, obs: dict[str, np.ndarray], mask: np.ndarray | None = None) -> int:
+        legal = np.asarray(obs["action_mask"] if mask is None else mask, dtype=bool)
+        if not legal.any():
+            return 0
+        return int(np.argmin(np.where(legal, self.scores(obs), np.inf)))
+
+    def __call__(self, obs: dict[str, np.ndarray], info: Any = None) -> dict[str, Any]:
+        return {"name": "dispatch", "arguments": {"job": self.select(obs)}}
+
+    def reset(self, env: Any = None) -> None:
+        if env is not None:
+            self.fit.check(env)
+
+
+RULES = {name: ShopRule(name, fn, what) for name, fn, what in (
+    ("SPT", spt, "shortest processing time of the next operation"),
+    ("LPT", lpt, "longest processing time of the next operation"),
+    ("MWKR", mwkr, "most work remaining"),
+    ("MOR", mor, "most operations remaining"),
+    ("FIFO", fifo, "earliest ready time of the next operation"))}
+SPT, LPT, MWKR, MOR, FIFO = (RULES[k] for k in ("SPT", "LPT", "MWKR", "MOR", "FIFO"))
+
+
+class GreedyReplanner(FittedPolicy):
+    """Submits the greedy plan from the current state, at the start and after every strike."""
+
+    fit = EnvFit("GreedyReplanner", ENV_CLASS, IDS)
+    name = "j_greedy"
+
+    def __call__(self, obs: Any, info: Any = None) -> dict[str, Any]:
+        base = self.env.unwrapped
+        return {"name": "submit_plan", "arguments": {"sequence": greedy_plan(base.instance, base.sim.plan_state())}}
