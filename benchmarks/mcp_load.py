@@ -21,7 +21,7 @@ One run, three measurements, every client the official SDK's, every server a rea
 The client processes and the server share this machine's cores, so the figures under load
 include the clients' own work. Loopback only; every loop is bounded in count and time.
 
-Usage: python benchmarks/mcp_load.py [--sessions 50] [--episodes 2] [--instance ft06] [--calls 400]
+Usage: python benchmarks/mcp_load.py [--sessions 50] [--episodes 2] [--instance ft06] [--calls 1000]
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--episodes", type=int, default=2, help="episodes per session under load")
     parser.add_argument("--instance", default="ft06")
-    parser.add_argument("--calls", type=int, default=400, help="action calls timed in the one-session runs")
+    parser.add_argument("--calls", type=int, default=1000, help="action calls timed in the one-session runs")
     args = parser.parse_args()
 
     step_times, _ = bare_steps(args.instance, list(range(max(1, args.calls // 30))))
