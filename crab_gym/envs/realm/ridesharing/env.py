@@ -337,22 +337,28 @@ class RideSharingEnv(FleetEnv):
     def _get_obs(self) -> dict[str, Any]:
         sim = self.sim
         clock = sim.clock
-        acting = set(sim.acting())
-        m = sim.matrix()
+        # one table of the vehicles' numbers and one of the requests' (a numpy call each,
+        # not one per key): rows location, free minute, load, seats, acting, parked
+        table = np.array(
+            [(v.loc, min(v.free, MAX_MINUTE), v.load, v.capacity, not v.parked and v.free == clock, v.parked)
+             for v in sim.vehicles],
+            dtype=np.int64,
+        ).T
+        requests = np.array((sim.status, sim.assigned), dtype=np.int64)
         return {
             "clock": np.array([min(clock if clock is not None else self._last_time(), MAX_MINUTE)], dtype=np.float32),
-            "vehicle_location": np.array([v.loc for v in sim.vehicles], dtype=np.int64),
-            "vehicle_free_at": np.array([min(v.free, MAX_MINUTE) for v in sim.vehicles], dtype=np.float32),
-            "vehicle_load": np.array([v.load for v in sim.vehicles], dtype=np.float32),
-            "vehicle_capacity": np.array([v.capacity for v in sim.vehicles], dtype=np.float32),
-            "vehicle_acting": np.array([k in acting for k in range(sim.V)], dtype=np.int8),
-            "vehicle_parked": np.array([v.parked for v in sim.vehicles], dtype=np.int8),
-            "request_status": np.array(sim.status, dtype=np.int64),
-            "request_vehicle": np.array([a + 1 for a in sim.assigned], dtype=np.int64),
+            "vehicle_location": table[0].copy(),
+            "vehicle_free_at": table[1].astype(np.float32),
+            "vehicle_load": table[2].astype(np.float32),
+            "vehicle_capacity": table[3].astype(np.float32),
+            "vehicle_acting": table[4].astype(np.int8),
+            "vehicle_parked": table[5].astype(np.int8),
+            "request_status": requests[0].copy(),
+            "request_vehicle": requests[1] + 1,
             "request_places": self._request_places.copy(),
             "request_times": self._request_times.copy(),
-            "travel_time": np.minimum(m, MAX_TRAVEL).astype(np.float32),
-            "action_mask": self.action_masks().astype(np.int8),
+            "travel_time": self._travel_obs(sim.matrix(clock if clock is not None else sim.idle_minute())),
+            "action_mask": self._mask_obs(),
         }
 
     def _last_time(self) -> int:

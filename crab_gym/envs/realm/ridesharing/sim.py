@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.common.fleet.sim import (
     DELIVERED,
     ONBOARD,
@@ -27,6 +26,7 @@ from crab_gym.envs.realm.common.fleet.sim import (
     FleetSim,
     FleetVehicle,
     PlanError,
+    hhmm,  # minutes from midnight as HH:MM
     plan_codes,
     skip_served,
     stop_indices,
@@ -88,6 +88,12 @@ class RideSim(FleetSim):
             VehicleState(loc=instance.index[v.location], free=instance.start_time, capacity=v.capacity)
             for v in instance.vehicles
         ]
+        # the requests' numbers as plain lists, for the masks' checks (read per candidate stop)
+        self._pick, self._drop = self.pick_loc.tolist(), self.drop_loc.tolist()
+        self._opens = [r.pickup_window[0] for r in self.req]
+        self._closes = [r.pickup_window[1] for r in self.req]
+        self._latest = [r.latest_dropoff for r in self.req]
+        self._seats = [r.passengers for r in self.req]
         self.status = [WAITING] * self.R
         self.assigned = [-1] * self.R
         self._start_schedule(schedule)  # pending; applied: as in force (effective start)
@@ -99,6 +105,18 @@ class RideSim(FleetSim):
     copied = ("status", "assigned", "pending", "applied", "applied_as_given", "violations", "broken")
 
     # ------------------------------------------------------------------ time
+    @property
+    def clock(self) -> int | None:
+        """The earliest free minute among vehicles not parked (None: all parked); the
+        kit's rule, reading the flag itself (a step asks for it several times)."""
+        free = [v.free for v in self.vehicles if not v.parked]
+        return min(free) if free else None
+
+    def acting(self) -> list[int]:
+        """Vehicles that decide now (free at the clock), in index order."""
+        c = self.clock
+        return [k for k, v in enumerate(self.vehicles) if not v.parked and v.free == c]
+
     def idle_minute(self) -> int:
         """After every vehicle has parked, "now" is the start of the day."""
         return self.inst.start_time
@@ -144,12 +162,17 @@ class RideSim(FleetSim):
         """Whether the passengers on board can all be dropped on time in some order."""
         if not onboard:
             return True
-        order = sorted(onboard, key=lambda r: self.req[r].latest_dropoff)
+        return self._finishable(loc, t, sorted(onboard, key=self._latest.__getitem__), self.net.rows(m))
+
+    def _finishable(self, loc: int, t: int, order: list[int], rows: list[list[int]]) -> bool:
+        """:meth:`_can_finish` over ``order`` (non-empty, by latest dropoff: the first that
+        fits is tried first, and a part of a sorted list stays sorted) with ``rows`` the
+        travel minutes as lists."""
+        here, latest, drop = rows[loc], self._latest, self._drop
+        last = len(order) == 1
         for k, r in enumerate(order):
-            arrive = t + int(m[loc, self.drop_loc[r]])
-            if arrive <= self.req[r].latest_dropoff and self._can_finish(
-                int(self.drop_loc[r]), arrive, order[:k] + order[k + 1 :], m
-            ):
+            arrive = t + here[drop[r]]
+            if arrive <= latest[r] and (last or self._finishable(drop[r], arrive, order[:k] + order[k + 1 :], rows)):
                 return True
         return False
 
@@ -179,17 +202,23 @@ class RideSim(FleetSim):
     def feasible(self, v: int, stop: int, m: np.ndarray) -> bool:
         """Whether :meth:`feasibility_reason` allows ``stop`` (the mask's hot path: the same
         rules, no reasons built)."""
-        veh = self.vehicles[v]
+        return self._feasible(self.vehicles[v], stop, self.net.rows(m))
+
+    def _feasible(self, veh: VehicleState, stop: int, rows: list[list[int]]) -> bool:
+        """:meth:`feasible` for vehicle ``veh`` with ``rows`` the travel minutes as lists."""
         r = stop // 2
-        req = self.req[r]
-        arrive, service = self.timing(v, stop, m)
         if stop % 2 == 0:
-            if veh.load + req.passengers > veh.capacity or arrive > req.pickup_window[1]:
+            arrive = veh.free + rows[veh.loc][self._pick[r]]
+            if veh.load + self._seats[r] > veh.capacity or arrive > self._closes[r]:
                 return False
-            return self._can_finish(int(self.pick_loc[r]), service, veh.onboard + [r], m)
-        if arrive > req.latest_dropoff:
+            return self._can_finish_rows(self._pick[r], max(arrive, self._opens[r]), veh.onboard + [r], rows)
+        arrive = veh.free + rows[veh.loc][self._drop[r]]
+        if arrive > self._latest[r]:
             return False
-        return self._can_finish(int(self.drop_loc[r]), service, [x for x in veh.onboard if x != r], m)
+        return self._can_finish_rows(self._drop[r], arrive, [x for x in veh.onboard if x != r], rows)
+
+    def _can_finish_rows(self, loc: int, t: int, onboard: list[int], rows: list[list[int]]) -> bool:
+        return not onboard or self._finishable(loc, t, sorted(onboard, key=self._latest.__getitem__), rows)
 
     def legal_stops(self, v: int) -> list[int]:
         """Stops vehicle ``v`` may take next under the masks: structurally possible and keeping
@@ -197,13 +226,13 @@ class RideSim(FleetSim):
         veh = self.vehicles[v]
         if veh.parked:
             return []
-        m = self.matrix(veh.free)
+        rows = self.net.rows(self.matrix(veh.free))
         out = []
-        for r in range(self.R):
-            if self.status[r] == WAITING:
-                if self.feasible(v, 2 * r, m):
+        for r, status in enumerate(self.status):
+            if status == WAITING:
+                if self._feasible(veh, 2 * r, rows):
                     out.append(2 * r)
-            elif r in veh.onboard and self.feasible(v, 2 * r + 1, m):
+            elif r in veh.onboard and self._feasible(veh, 2 * r + 1, rows):
                 out.append(2 * r + 1)
         if not out and veh.onboard:
             out = sorted(2 * r + 1 for r in veh.onboard)

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.envs.realm.common.env import clock as hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.common.fleet.sim import (
     DELIVERED,
     ONBOARD,
@@ -28,6 +27,7 @@ from crab_gym.envs.realm.common.fleet.sim import (
     FleetSim,
     FleetVehicle,
     PlanError,
+    hhmm,  # minutes from midnight as HH:MM
     plan_codes,
     skip_served,
     stop_indices,
@@ -85,6 +85,7 @@ class WeddingSim(FleetSim):
         self.ready = [g.arrival for g in instance.guests] + [e.opens for e in instance.errands]
         self.latest = [instance.photo_time] * self.G + [e.latest_start for e in instance.errands]
         self.service = [0] * self.G + [e.service for e in instance.errands]
+        self._places = self.place.tolist()  # the stops' places as a list, for the masks' checks
         self.vehicles = [
             VehicleState(loc=instance.index[v.place], free=v.available, capacity=v.capacity) for v in instance.vehicles
         ]
@@ -98,6 +99,18 @@ class WeddingSim(FleetSim):
     copied = ("status", "assigned", "delivered_at", "served_at", "pending", "applied")
 
     # ------------------------------------------------------------------ time
+    @property
+    def clock(self) -> int | None:
+        """The earliest free minute among vehicles not finished (None: all finished); the
+        kit's rule, reading the flag itself (a step asks for it several times)."""
+        free = [v.free for v in self.vehicles if not v.finished]
+        return min(free) if free else None
+
+    def acting(self) -> list[int]:
+        """Vehicles that decide now (free at the clock), in index order."""
+        c = self.clock
+        return [k for k, v in enumerate(self.vehicles) if not v.finished and v.free == c]
+
     def idle_minute(self) -> int:
         """A disruption injected for "now" after every route ended starts at minute 0."""
         return 0
@@ -105,7 +118,8 @@ class WeddingSim(FleetSim):
     def matrix(self, t: int | None = None) -> np.ndarray:
         """Shortest-path minutes for a trip departing at ``t`` (default: the clock)."""
         if t is None:
-            t = self.clock if self.clock is not None else max(v.free for v in self.vehicles)
+            clock = self.clock
+            t = clock if clock is not None else max(v.free for v in self.vehicles)
         return self.net.matrix_at(self.applied, t)
 
     # ------------------------------------------------------------------ legality
@@ -162,12 +176,21 @@ class WeddingSim(FleetSim):
         return end + int(m[self.place[stop], self.venue]) <= self.inst.photo_time
 
     def legal_stops(self, v: int) -> list[int]:
-        """Stops vehicle ``v`` may take next under the mask."""
+        """Stops vehicle ``v`` may take next under the mask: those :meth:`feasible` allows
+        (its checks written out over the travel minutes as lists: the mask's hot path)."""
         veh = self.vehicles[v]
         if veh.finished:
             return []
-        m = self.matrix(veh.free)
-        out = [s for s in range(self.N) if self.status[s] == WAITING and self.feasible(v, s, m)]
+        rows = self.net.rows(self.matrix(veh.free))
+        here, places, venue, photo = rows[veh.loc], self._places, self.venue, self.inst.photo_time
+        full = len(veh.guests) + 1 > veh.capacity  # no seat for one more guest
+        out = []
+        for s, (status, ready, latest, service) in enumerate(zip(self.status, self.ready, self.latest, self.service)):
+            if status != WAITING or (full and s < self.G):
+                continue
+            start = max(veh.free + here[places[s]], ready)
+            if start <= latest and start + service + rows[places[s]][venue] <= photo:
+                out.append(s)
         if not veh.empty:
             out.append(self.N)
         return out
@@ -177,7 +200,7 @@ class WeddingSim(FleetSim):
         a guest lands, a shop opens, a disruption starts); None if nothing is left to wait for."""
         now = self.vehicles[v].free
         times = [w.free for w in self.vehicles if not w.finished and w.free > now]
-        times += [self.ready[s] for s in range(self.N) if self.status[s] == WAITING and self.ready[s] > now]
+        times += [ready for ready, status in zip(self.ready, self.status) if status == WAITING and ready > now]
         times += [d.start for d in self.pending if d.start > now]
         return min(times) if times else None
 

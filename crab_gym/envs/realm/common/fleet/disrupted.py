@@ -20,8 +20,11 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
-from crab_gym.envs.realm.common.fleet.roads import in_force
+from crab_gym.envs.realm.common.fleet.roads import in_force, same_items
 from crab_gym.envs.realm.common.references import optimality_ratio
+
+#: Sets of disruptions in force whose road flags are kept per instance (then it starts afresh).
+ROADS_MEMO = 256
 
 #: The event line of a plan that a disruption paused.
 PAUSED = "plan paused by a disruption; submit the plan again (or a new one)"
@@ -87,9 +90,20 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
 
     def _get_obs(self) -> dict[str, Any]:
         obs = super()._get_obs()
-        active = self._active_disruptions()  # frozen models: their roads are worked out once
-        obs["disrupted_roads"] = self._per_instance("struck_roads", lambda: self._road_flags(active), *active).copy()
+        obs["disrupted_roads"] = self._disrupted_roads(tuple(self._active_disruptions())).copy()
         return obs
+
+    def _disrupted_roads(self, active: tuple[Any, ...]) -> np.ndarray:
+        """:meth:`_road_flags` of ``active`` (read only), worked out once per instance and set
+        of disruptions in force (frozen models: the same ones strike the same roads)."""
+        memo = getattr(self, "_roads_memo", None)
+        if memo is None or memo[0] is not self.instance or len(memo[1]) > ROADS_MEMO:
+            memo = self._roads_memo = (self.instance, {})
+        key = tuple(map(id, active))
+        hit = memo[1].get(key)
+        if hit is None or not same_items(hit[0], active):
+            hit = memo[1][key] = (active, self._road_flags(list(active)))
+        return hit[1]
 
     def _road_flags(self, active: list[Any]) -> np.ndarray:
         """1 on every directed road ``(i, j)`` an ``active`` disruption strikes."""

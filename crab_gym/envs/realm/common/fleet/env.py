@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, clock, draw_seed
+from crab_gym.envs.realm.common.fleet.roads import same_items
 from crab_gym.envs.realm.common.fleet.sim import PlanError
 
 #: Upper bound of every minute in the observation (two days).
@@ -83,6 +84,8 @@ class FleetEnv(RealmEnv):
         self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
         self._stop = {s: k for k, s in enumerate(self.stop_names)}
         self._events: list[str] = []
+        self._travel_memo: tuple[np.ndarray, np.ndarray] | None = None
+        self._fresh: tuple[Any, tuple[Any, ...], Any] | None = None
         return inst
 
     def places(self, inst: Any | None = None) -> list[str]:
@@ -114,9 +117,18 @@ class FleetEnv(RealmEnv):
         raise NotImplementedError
 
     def _restart(self) -> None:
-        self.sim = self._new_sim()
+        self.sim = self._fresh_sim()
         self._events = []
         self._settle()
+
+    def _fresh_sim(self) -> Any:
+        """A copy of :meth:`_new_sim`'s state, built once per instance and schedule (a copy is
+        several times cheaper than building one: resets come every few steps)."""
+        schedule = tuple(self._schedule())
+        kept = self._fresh
+        if kept is None or kept[0] is not self.instance or not same_items(kept[1], schedule):
+            kept = self._fresh = (self.instance, schedule, self._new_sim())
+        return kept[2].copy()
 
     # ================================================================== CrabEnv hooks
     def _check_action(self, name: str, args: dict[str, Any]) -> str | None:
@@ -230,6 +242,19 @@ class FleetEnv(RealmEnv):
     def _retire(self, v: int) -> None:
         """End idle vehicle ``v``'s route, and say so in the events."""
         raise NotImplementedError
+
+    # ================================================================== observation parts
+    def _travel_obs(self, m: np.ndarray) -> np.ndarray:
+        """The observation's ``travel_time`` for matrix ``m`` (a fresh array): clipped and
+        converted once per matrix, since the roads' cache hands out the same few again."""
+        memo = self._travel_memo
+        if memo is None or memo[0] is not m:
+            memo = self._travel_memo = (m, np.minimum(m, MAX_TRAVEL).astype(np.float32))
+        return memo[1].copy()
+
+    def _mask_obs(self) -> np.ndarray:
+        """The observation's ``action_mask``: ``action_masks()`` as int8."""
+        return self.action_masks().astype(np.int8)
 
     # ================================================================== rendering
     def _active_disruptions(self) -> list[Any]:

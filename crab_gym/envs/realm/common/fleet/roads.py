@@ -12,6 +12,7 @@ again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,15 @@ from crab_gym.envs.realm.common.road_network import NO_ROAD, road_matrix, shorte
 CACHE_SIZE = 4096
 
 
+def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """The same objects (by identity), in the same order: a cheap key check for memos of
+    frozen models, which compare field by field."""
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
 def in_force(disruptions: Iterable[Any], t: int) -> tuple[Any, ...]:
     """The disruptions in force at minute ``t`` (``start <= t < start + duration``)."""
-    return tuple(d for d in disruptions if d.start is not None and d.start <= t < d.start + d.duration)
+    return tuple([d for d in disruptions if d.start is not None and d.start <= t < d.start + d.duration])
 
 
 class FleetRoads:
@@ -41,6 +48,20 @@ class FleetRoads:
         self.base = road_matrix(roads)
         self.static = shortest_paths(self.base)
         self._cache: dict[Any, np.ndarray] = {}
+        #: The last lookup, ``(active, minute key, matrix)``: asked again and again within a
+        #: step, it skips hashing the disruptions.
+        self._last: tuple[tuple[Any, ...], int | None, np.ndarray] | None = None
+        self._rows: dict[int, tuple[np.ndarray, list[list[int]]]] = {}
+
+    def rows(self, m: np.ndarray) -> list[list[int]]:
+        """Matrix ``m`` (one this network handed out) as lists of ints, made once per matrix:
+        the masks' feasibility checks read single entries, which lists serve faster."""
+        hit = self._rows.get(id(m))
+        if hit is None or hit[0] is not m:
+            if len(self._rows) > CACHE_SIZE:
+                self._rows.clear()
+            hit = self._rows[id(m)] = (m, m.tolist())
+        return hit[1]
 
     @property
     def n(self) -> int:
@@ -65,8 +86,12 @@ class FleetRoads:
         disruptions (all in force then). Read-only: the array is shared by a cache."""
         if not active:
             return self.static
+        active = tuple(active)
+        last = self._last
+        if last is not None and same_items(last[0], active) and (last[1] is None or last[1] == int(at)):
+            return last[2]
         depends_on_time = any(d.type == "road_closure" for d in active)
-        key = (tuple(active), int(at) if depends_on_time else None)
+        key = (active, int(at) if depends_on_time else None)
         hit = self._cache.get(key)
         if hit is None:
             if len(self._cache) > CACHE_SIZE:
@@ -76,4 +101,5 @@ class FleetRoads:
             hit = shortest_paths(weights)
             hit.setflags(write=False)
             self._cache[key] = hit
+        self._last = (*key, hit)
         return hit

@@ -11,11 +11,17 @@ simulation says what a stop does (:meth:`FleetSim.go`), how a route ends
 
 from __future__ import annotations
 
-import copy
+import functools
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from crab_gym.envs.realm.common.env import clock
+
+#: Minutes from midnight as ``HH:MM`` (:func:`~crab_gym.envs.realm.common.env.clock`), kept for
+#: the minutes met again: every step's event lines write a few.
+hhmm = functools.lru_cache(maxsize=4096)(clock)
 
 #: What happens to a stop: still to do, on board (or done, goods loaded), delivered.
 WAITING, ONBOARD, DELIVERED = 0, 1, 2
@@ -38,6 +44,18 @@ class FleetVehicle:
         """Whether its route has ended (a family names the flag: parked, finished)."""
         raise NotImplementedError
 
+    def copy(self) -> Any:
+        """An independent copy: its lists (passengers, goods, the route) are copied, their
+        items shared (stop codes, and served visits, which are never changed once recorded).
+        Several times faster than ``copy.deepcopy`` (a snapshot is taken mid-step)."""
+        new = object.__new__(type(self))
+        fields = self.__dict__.copy()
+        for name, value in fields.items():
+            if type(value) is list:
+                fields[name] = value.copy()
+        new.__dict__.update(fields)
+        return new
+
 
 class FleetSim:
     """The mutable state of one fleet episode: vehicles, the clock and the disruptions.
@@ -59,8 +77,9 @@ class FleetSim:
 
     def copy(self) -> Any:
         """An independent copy (the instance and network are shared, read-only)."""
-        new = copy.copy(self)
-        new.vehicles = copy.deepcopy(self.vehicles)
+        new = object.__new__(type(self))  # copy.copy's result, without its generic protocol
+        new.__dict__.update(self.__dict__)
+        new.vehicles = [v.copy() for v in self.vehicles]
         for name in self.copied:
             setattr(new, name, type(getattr(self, name))(getattr(self, name)))
         return new
