@@ -4,7 +4,9 @@ legal play, reset time, and the vector env (N=256) against the single env, in on
     python benchmarks/jobshop_j3.py [--seconds 3] [--repeats 3] [--envs 256] [--png j3.png]
 
 A random legal job is chosen from the observation's mask with the same cheap code for
-every env, inside the timed region (as benchmarks/jobshop_speed.py does for P11). Realm-P11-v0
+every env, inside the timed region (as benchmarks/jobshop_speed.py does for P11); the vector
+env is timed both on ``step()`` alone (as benchmarks/jobshop_vector.py does for P11) and
+with its choice (one noise draw over the (N, 200) masks per step). Realm-P11-v0
 on ta01 is measured in the same run as a reference point. ``--png`` saves an ``rgb_array``
 render of a finished J3 episode.
 """
@@ -43,18 +45,21 @@ def single(env_id: str, instance: str, seconds: float, repeats: int) -> tuple[fl
     return best, best_reset * 1000
 
 
-def vector(env_id: str, instance: str, n: int, seconds: float) -> float:
-    """Env-steps/s of the id's vector env with ``n`` envs, random legal jobs."""
-    envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", instance=instance)
+def vector(env_id: str, instance: str, n: int, seconds: float, copy: bool = True) -> tuple[float, float]:
+    """(env-steps/s counting ``step()`` only, env-steps/s with the random legal choice) of the
+    id's vector env with ``n`` envs (the choice: one noise draw over the masks per step)."""
+    envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", instance=instance, copy=copy)
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
-    steps, t0 = 0, time.perf_counter()
+    steps, in_step, t0 = 0, 0.0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         masks = envs.unwrapped.action_masks()
-        noise = rng.random(masks.shape)
-        envs.step(np.argmax(np.where(masks, noise, -1.0), axis=1))
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1.0), axis=1)
+        s0 = time.perf_counter()
+        envs.step(actions)
+        in_step += time.perf_counter() - s0
         steps += n
-    return steps / (time.perf_counter() - t0)
+    return steps / in_step, steps / (time.perf_counter() - t0)
 
 
 def save_render(path: str) -> None:
@@ -81,8 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(("Realm-J3-v0 (200x50, j3_large_00), gym.make", j3, j3_reset))
     p11, p11_reset = single("Realm-P11-v0", "ta01", args.seconds, args.repeats)
     rows.append(("Realm-P11-v0 (15x15, ta01), same run", p11, p11_reset))
-    vec = vector("Realm-J3-v0", "j3_large_00", args.envs, args.seconds)
-    rows.append((f"Realm-J3-v0 vector env, N={args.envs}", vec, None))
+    for copy in (True, False):
+        only, chosen = vector("Realm-J3-v0", "j3_large_00", args.envs, args.seconds, copy)
+        rows.append((f"Realm-J3-v0 vector env, N={args.envs}{'' if copy else ', copy=False'}: step() only", only, None))
+        rows.append((f"Realm-J3-v0 vector env, N={args.envs}{'' if copy else ', copy=False'}: with the choice", chosen, None))
     print("| env | steps/s | reset ms | x single J3 |\n|---|---:|---:|---:|")
     for name, rate, reset in rows:
         print(f"| {name} | {rate:,.0f} | {'' if reset is None else f'{reset:.2f}'} | {rate / j3:.2f} |")

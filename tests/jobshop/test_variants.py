@@ -161,3 +161,36 @@ def test_the_vector_env_equals_single_envs_step_for_step(env_id):
             assert rewards[i] == reward and terminated[i] == term
             for key in single:
                 np.testing.assert_array_equal(obs[key][i], single[key])
+
+
+def test_the_batched_j3_vector_env_equals_single_envs_at_200x50_with_masked_and_bad_actions():
+    names = ["j3_large_00", "j3_large_01", "j3_large_00"]
+    vec = gym.make_vec("Realm-J3-v0", num_envs=3, vectorization_mode="vector_entry_point", instances=names)
+    singles = [gym.make("Realm-J3-v0", instance=name).unwrapped for name in names]
+    obs, _ = vec.reset(seed=0)
+    for i, env in enumerate(singles):
+        single, _ = env.reset(seed=i)
+        for key in single:
+            np.testing.assert_array_equal(obs[key][i], single[key])
+    rng = np.random.default_rng(1)
+    pending, finished = [False] * 3, 0
+    for _ in range(2800):
+        masks = vec.unwrapped.action_masks()
+        actions = [int(rng.integers(-2, 202)) if rng.random() < 0.1 else int(rng.choice(np.flatnonzero(m))) if m.any() else 0
+                   for m in masks]
+        obs, rewards, terminated, _, info = vec.step(actions)
+        for i, env in enumerate(singles):
+            if pending[i]:
+                single, _ = env.reset()
+                reward, term, pending[i] = 0.0, False, False
+            else:
+                single, reward, term, _, sinfo = env.step((0, {"job": actions[i]}))
+                pending[i] = term
+                if term:
+                    finished += 1
+                    assert info["makespan"][i] == sinfo["metrics"]["makespan"]
+                    assert info["optimality"][i] == sinfo["metrics"]["optimality"]
+            assert rewards[i] == reward and terminated[i] == term
+            for key in single:
+                np.testing.assert_array_equal(obs[key][i], single[key])
+    assert finished >= 1

@@ -1,12 +1,11 @@
 """Realm-J2/J3/J4 as vector envs (``gym.make_vec(id, num_envs=N)``): N envs behind one
 ``VectorEnv`` with flat ``dispatch`` actions, equal step for step to N single envs.
 
-Each env is the single env itself (its unwrapped class), so observations, rewards,
-terminations, disruptions and metrics are the single env's by construction; the vector env
-saves Gymnasium's per-env wrappers and ``SyncVectorEnv``'s bookkeeping and stacks the
-observations into preallocated arrays. It is **not** numpy-batched: a step is a Python loop
-over the N envs (P11's :mod:`~crab_gym.envs.realm.jobshop.vector_sim` batches fixed-length
-jobs only), so it runs at about the single env's speed per env-step (see docs/jobshop.md).
+* :class:`J3VectorEnv`: numpy-batched (P11's engine on padded jobs, see its docstring).
+* :class:`ShopVectorEnv` (:class:`J2VectorEnv`, :class:`J4VectorEnv`): each env is the
+  single env itself (its unwrapped class), stepped in a Python loop, so observations,
+  rewards, terminations, disruptions and metrics are the single env's by construction; it
+  runs at about the single env's speed per env-step (see docs/jobshop.md).
 
 Autoreset is Gymnasium's ``NEXT_STEP``: the completing step returns the final observation
 with ``terminated`` and, in ``info``, ``makespan`` and ``optimality`` of that env
@@ -22,8 +21,11 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.variants.env import ShopEnv
 from crab_gym.envs.realm.jobshop.variants.env_disruptions import DisruptedShopEnv, J4Env
+from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
 
 try:
     from gymnasium.vector import AutoresetMode
@@ -108,7 +110,160 @@ class ShopVectorEnv(gym.vector.VectorEnv):
         return self.envs[i]._solution()
 
 
-J3VectorEnv = ShopVectorEnv
+class J3VectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` Realm-J3-v0 envs in numpy arrays: P11's batched engine
+    (:class:`~crab_gym.envs.realm.jobshop.vector_sim.JobShopBatch`) on the jobs padded to one
+    length with zero-duration operations on spare machines of their own (at most
+    :data:`PER_SPARE` per spare machine), which are placed at once after a job's last real
+    operation, so that they never touch a real machine. Equal step for step to N single
+    envs: same observations (padding shown as in the single env), rewards, terminations,
+    makespans and optimality (tested). Actions, autoreset, ``info`` and ``action_masks()`` as
+    :class:`ShopVectorEnv`; ``copy=False`` returns read-only views of the state arrays
+    (valid until the next step)."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": _NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, *, instances: list[Any] | None = None, copy: bool = True,
+                 **kwargs: Any) -> None:
+        if instances is not None and len(instances) != num_envs:
+            raise ValueError(f"instances must list {num_envs} instances, got {len(instances)}")
+        kwargs.pop("render_mode", None)
+        specs = instances or [kwargs.pop("instance", None)] * num_envs
+        singles: dict[int, ShopEnv] = {}
+        keys = []
+        for spec in specs:  # one single env per distinct instance: its spaces and its reference
+            key = id(spec) if not isinstance(spec, str) and spec is not None else hash(spec)
+            if key not in singles:
+                singles[key] = ShopEnv(spec, **kwargs)
+            keys.append(key)
+        envs = [singles[k] for k in keys]
+        first = envs[0]
+        if any(e.instance.shape != first.instance.shape for e in envs):
+            raise ValueError("every env of a vector env needs an instance of the same shape")
+        self.num_envs, self.copy = num_envs, copy
+        self.instances = [e.instance for e in envs]
+        self.single_observation_space = first.observation_space
+        self.single_action_space = spaces.Discrete(first.instance.n_jobs)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._weights = (first.progress_weight, first.optimality_weight, first.invalid_action_penalty)
+        self._measure = np.array([e.reference.measure or 0.0 for e in envs], dtype=np.float64)
+        self.batch, real = _padded_batch(self.instances)
+        self._real, self._realf, self._length = real, real.astype(np.float32), real.sum(axis=2)
+        self._machine = np.where(real, self.batch.machine, 0)
+        self._n_ops = np.stack([e._obs_nops for e in envs])
+        for a in (self._machine, self._n_ops):
+            a.flags.writeable = False
+        self._total = self.batch.n_jobs * self.batch.n_ops
+        self._needs_reset = np.zeros(num_envs, dtype=bool)
+
+    def _restart(self, rows: np.ndarray) -> None:
+        b = self.batch
+        b.reset(rows)
+        b.done[rows] = ~self._real[rows]
+        b.lower_bound[rows] *= self._realf[rows]
+        self._needs_reset[rows] = False
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        b = self.batch
+        state = {"done": b.done, "lower_bound": b.lower_bound, "machine_available": b.machine_available[:, :-self._spare]
+                 if self._spare else b.machine_available, "action_mask": b.mask}
+        if self.copy:
+            state = {k: np.array(v) for k, v in state.items()}
+        else:
+            state = {k: v.view() for k, v in state.items()}
+            for v in state.values():
+                v.flags.writeable = False
+        return {"processing_time": b.processing_time, "machine": self._machine, "n_ops": self._n_ops, **state}
+
+    @property
+    def _spare(self) -> int:
+        return self.batch.n_machines - self.instances[0].n_machines
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        mask = (options or {}).get("reset_mask")
+        rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
+        self._restart(rows)
+        return self._observation(), {}
+
+    def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
+        b = self.batch
+        jobs = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        resetting = self._needs_reset.copy()
+        before = b.jobs_done.copy()
+        legal = b.try_dispatch(jobs, skip=resetting)
+        self._place_padding(jobs, legal)
+        pw, ow, penalty = self._weights
+        n = b.n_jobs
+        rewards = np.where(legal, 0.0 + pw * (b.jobs_done / n - before / n), 0.0 - penalty)
+        terminated = legal & (b.n_scheduled == self._total)
+        done_mask = terminated.copy()
+        makespan = np.where(terminated, b.makespan, 0)
+        optimality = np.zeros(self.num_envs)
+        if terminated.any():
+            rows = np.flatnonzero(terminated)
+            optimality[rows] = [optimality_ratio(self._measure[i] or None, float(b.makespan[i])) for i in rows]
+            rewards[rows] += ow * optimality[rows]
+            self._needs_reset[rows] = True
+        if resetting.any():
+            rows = np.flatnonzero(resetting)
+            self._restart(rows)
+            rewards[rows] = 0.0
+        infos = {"valid": legal | resetting, "makespan": makespan, "_makespan": done_mask,
+                 "optimality": optimality, "_optimality": done_mask}
+        return self._observation(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+
+    def _place_padding(self, jobs: np.ndarray, legal: np.ndarray) -> None:
+        """Place at once the padding operations that follow a job's last real operation, and
+        show the padded cells as the single env does (done, bound 0)."""
+        b = self.batch
+        rows = np.flatnonzero(legal)
+        if not len(rows):
+            return
+        j = jobs[rows]
+        ends = (b.next_op[rows, j] == self._length[rows, j]) & (self._length[rows, j] < b.n_ops)
+        if ends.any():  # the job's last real operation: its padding follows at once
+            skip = np.ones(self.num_envs, dtype=bool)
+            skip[rows[ends]] = False
+            for _ in range(b.n_ops - int(self._length[rows[ends], j[ends]].min())):
+                b.try_dispatch(jobs, skip=skip)
+        b.lower_bound[rows, j] *= self._realf[rows, j]
+
+    def action_masks(self) -> np.ndarray:
+        return self.batch.mask.astype(bool)
+
+    def solution(self, i: int) -> dict[str, Any]:
+        """Env ``i``'s plan in REALM's shape (the spare machines left out)."""
+        seq = self.batch.sequences(i)[: self.instances[i].n_machines]
+        return {"sequence": seq, "makespan": int(self.batch.makespan[i])}
+
+
+#: Padding operations per spare machine (the batch's slot rows are as wide as the fullest machine).
+PER_SPARE = 64
+
+
+def _padded_batch(instances: list[Any]) -> tuple[JobShopBatch, np.ndarray]:
+    """The batch engine over the instances padded to one job length, and the (N, n, K) mask
+    of real operations."""
+    n, K, M = instances[0].shape
+    pads = [sum(K - len(r) for r in inst.jobs) for inst in instances]
+    spare = -(-max(pads) // PER_SPARE) if max(pads) else 0
+    padded, real = [], np.zeros((len(instances), n, K), dtype=bool)
+    memo: dict[int, JSSPInstance] = {}
+    for i, inst in enumerate(instances):
+        for j, row in enumerate(inst.jobs):
+            real[i, j, : len(row)] = True
+        if id(inst) not in memo:
+            counter = 0
+            durations, machines = [], []
+            for row in inst.jobs:
+                extra = K - len(row)
+                durations.append([p for _, p in row] + [0] * extra)
+                machines.append([m for m, _ in row] + [M + (counter + x) // PER_SPARE for x in range(extra)])
+                counter += extra
+            memo[id(inst)] = JSSPInstance(durations=durations, machines=machines, name=inst.name, n_machines=M + spare)
+        padded.append(memo[id(inst)])
+    return JobShopBatch(padded, track_bound=False), real
 
 
 class J2VectorEnv(ShopVectorEnv):
