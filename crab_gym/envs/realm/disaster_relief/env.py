@@ -5,6 +5,9 @@ This module does not use ``from __future__ import annotations``: the action sign
 built inside a function with ``Literal`` types that pydantic must resolve.
 """
 
+import functools
+import operator
+from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,8 +19,7 @@ from pydantic import ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
-from crab_gym.envs.realm.common.env import RealmEnv, checked_init
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init, clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
@@ -70,7 +72,7 @@ def _make_actions(inst: P7Instance, max_load: int) -> list[Action]:
             region: id of the region to supply.
             resource: the resource to carry.
         """
-        env._send(inst_index(env.instance.vehicle_ids, vehicle), inst_index(env.instance.region_ids, region), resource)
+        env._send(inst_index(env._vehicle_ids, vehicle), inst_index(env._region_ids, region), resource)
 
     def wait(vehicle: VehicleId, env: Any) -> None:
         """Keep a vehicle at the base until the next event (a vehicle back, a load arriving, a
@@ -79,7 +81,7 @@ def _make_actions(inst: P7Instance, max_load: int) -> list[Action]:
         Args:
             vehicle: id of a vehicle free now.
         """
-        env._wait(inst_index(env.instance.vehicle_ids, vehicle))
+        env._wait(inst_index(env._vehicle_ids, vehicle))
 
     def submit_plan(trips: Trips, env: Any) -> None:  # type: ignore[valid-type]
         """Finish with a whole plan: the trips still to make, each {"vehicle", "region",
@@ -103,6 +105,14 @@ def inst_index(ids: list[str], ident: str) -> int:
 
 #: The sub-goals: per cent of the best known relief delivered (see :func:`_relief`).
 RELIEF_MILESTONES = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
+
+
+#: Minutes from midnight as ``HH:MM``, kept for the minutes met again (every trip's event line).
+hhmm = functools.lru_cache(maxsize=4096)(clock)
+
+#: A region's amounts per resource (a dict by resource name) in :data:`RESOURCES` order, as a
+#: tuple (several names: ``itemgetter`` returns a tuple).
+_by_resource = operator.itemgetter(*RESOURCES)
 
 
 def _capped(values: Any) -> np.ndarray:
@@ -294,8 +304,11 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     def _use_instance(self, inst: P7Instance) -> None:
         self.instance = inst
         self._forget_reference()
+        # the ids, listed once (the instance's properties build new lists; every step reads them)
+        self._vehicle_ids, self._region_ids = inst.vehicle_ids, inst.region_ids
         self._need_rows = [[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))]
         self._need = np.array(self._need_rows, np.float32)
+        self._need_units = np.array(self._need_rows, np.int64)
         self._travel = np.array(inst.one_way, dtype=np.float32)
         self._relief_goals = [_relief(pct) for pct in RELIEF_MILESTONES]
         self._total_points = inst.total_points
@@ -313,8 +326,18 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         self._events: list[str] = []
         self._verdict: ReliefCheck | None = None
         self._attempted: list[dict[str, Any]] = []  # every trip sent or submitted, refused ones too
-        self.sim = ReliefSim.start(self.instance, self.instance.disruptions)
+        self.sim = self._fresh_sim()
         self._settle()
+
+    def _fresh_sim(self) -> ReliefSim:
+        """A copy of the operation at the instance's start, built once per instance with the
+        instance's facts and the start's credits worked out (resets come every few steps)."""
+        kept = getattr(self, "_fresh", None)
+        if kept is None or kept[0] is not self.instance:
+            start = ReliefSim.start(self.instance, self.instance.disruptions)
+            start.points()  # the per-instance needs and the start's region credits, for every copy
+            kept = self._fresh = (self.instance, start)
+        return kept[1].copy()
 
     # ================================================================== dynamics
     def _heard(self, fired: list[Any], final: bool = False) -> None:
@@ -332,30 +355,34 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         on until a vehicle decides or the operation is over."""
         sim = self.sim
         while True:
-            self._heard(sim.process_due())
+            fired = sim.process_due()
+            if fired:  # (hearing of nothing does nothing)
+                self._heard(fired)
             for v in sim.acting():
                 if sim.now >= self.instance.horizon or (not sim.legal_sends(v) and not sim.could_send_later(v)):
                     sim.retire(v)
-                    self._events.append(f"{self.instance.vehicle_ids[v]} stands down")
+                    self._events.append(f"{self._vehicle_ids[v]} stands down")
             if sim.acting():
                 return
             if all(s.retired for s in sim.vehicles) or sim.clock.next_time() is None:
                 self._heard(sim.finish(), final=True)
                 return
-            self._heard(sim.advance())
+            fired = sim.advance()
+            if fired:
+                self._heard(fired)
 
     def _send(self, v: int, r: int, resource: str) -> None:
         sim = self.sim
         q = sim.send_load(v, r, resource)
         trip = sim.depart(v, r, {resource: q})
-        self._attempted.append(sim.trip_entry(sim.trips[-1]))  # sim.plan()'s last trip
+        self._attempted.append(sim.trip_entry(sim.trips[-1], self._vehicle_ids, self._region_ids))  # sim.plan()'s last
         self._events.append(f"{self.instance.vehicles[v].id} leaves at {hhmm(trip.depart)} with {q} {resource} for "
                             f"{self.instance.regions[r].id}, arrives {hhmm(trip.arrive)}, back {hhmm(trip.back)}")
         self._settle()
 
     def _wait(self, v: int) -> None:
         self.sim.wait(v)
-        self._events.append(f"{self.instance.vehicle_ids[v]} waits")
+        self._events.append(f"{self._vehicle_ids[v]} waits")
         self._settle()
 
     def _run_pending_plan(self) -> None:
@@ -414,20 +441,22 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         acting = set(sim.acting())
         static = self._obs_static
         blocked = sim.blocked_regions()
-        remaining, on_time, late = _capped([  # one array for the three region x resource tables
-            [[max(0, n - sent[k]) for n, k in zip(need, RESOURCES)]  # sim.remaining
-             for need, sent in zip(self._need_rows, sim.committed)],
-            [[got[k] for k in RESOURCES] for got in sim.on_time],
-            [[got[k] for k in RESOURCES] for got in sim.late],
-        ])
+        # one array for the vehicles (rows: free minute, acting, retired), one for the three
+        # region x resource tables, each table row read in one call
+        vehicles = np.array([(min(s.free_at, MAX_MINUTE), v in acting, s.retired) for v, s in enumerate(sim.vehicles)],
+                            dtype=np.int64).T
+        tables = np.array(list(map(_by_resource, chain(sim.committed, sim.on_time, sim.late))), dtype=np.int64)
+        tables = tables.reshape(3, len(sim.committed), len(RESOURCES))
+        tables[0] = np.maximum(self._need_units - tables[0], 0)  # sim.remaining
+        remaining, on_time, late = np.minimum(tables, MAX_UNITS).astype(np.float32)
         return {
             "clock": np.array([min(sim.now, MAX_MINUTE)], dtype=np.float32),
-            "vehicle_free_at": np.array([min(s.free_at, MAX_MINUTE) for s in sim.vehicles], dtype=np.float32),
-            "vehicle_acting": np.array([v in acting for v in range(len(inst.vehicles))], dtype=np.int8),
-            "vehicle_retired": np.array([s.retired for s in sim.vehicles], dtype=np.int8),
+            "vehicle_free_at": vehicles[0].astype(np.float32),
+            "vehicle_acting": vehicles[1].astype(np.int8),
+            "vehicle_retired": vehicles[2].astype(np.int8),
             "vehicle_capacity": static["vehicle_capacity"].copy(),
             "travel": static["travel"].copy(),
-            "stock": _capped([sim.stock[k] for k in RESOURCES]),
+            "stock": np.minimum(np.array(_by_resource(sim.stock), dtype=np.int64), MAX_UNITS).astype(np.float32),
             "need": static["need"].copy(),
             "remaining": remaining,
             "received_on_time": on_time,
@@ -464,7 +493,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
                 return str(exc)
             self._pending = (trips, raws)
             return None
-        v = inst.vehicle_ids.index(args["vehicle"])
+        v = self._vehicle_ids.index(args["vehicle"])
         if v not in sim.acting():
             state = sim.vehicles[v]
             now = ", ".join(inst.vehicle_ids[u] for u in sim.acting())
@@ -472,7 +501,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
                 return f"{args['vehicle']} has stood down; free now: {now}"
             return f"{args['vehicle']} is away until {hhmm(state.free_at)}; free now: {now}"
         if name == "send":
-            return sim.why_not_send(v, inst.region_ids.index(args["region"]), args["resource"])
+            return sim.why_not_send(v, self._region_ids.index(args["region"]), args["resource"])
         return None
 
     def _is_terminated(self) -> bool:

@@ -28,7 +28,7 @@ import hashlib
 import json
 import math
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -59,9 +59,11 @@ def need_of(population: int, resource: str) -> int:
     return int(math.ceil(population * NEED_PER_PERSON[resource] - 1e-9))
 
 
+@lru_cache(maxsize=1024)
 def shortage_ratio(fraction: float) -> tuple[int, int]:
     """``fraction`` as the nearest ratio ``p / q`` with ``q <= 10**6``: the exact value every
-    computation of a shortage uses (the simulation, the checker and the oracle agree on it)."""
+    computation of a shortage uses (the simulation, the checker and the oracle agree on it).
+    Kept per fraction: ``limit_denominator`` is slow, and a shortage strikes every episode."""
     ratio = Fraction(fraction).limit_denominator(10**6)
     return ratio.numerator, ratio.denominator
 

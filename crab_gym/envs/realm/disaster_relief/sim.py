@@ -175,7 +175,7 @@ class ReliefSim:
     def why_not_send(self, v: int, r: int, resource: str) -> str | None:
         """Why ``send(v, r, resource)`` is masked now (None: allowed)."""
         inst = self.inst
-        vid, reg = inst.vehicle_ids[v], inst.regions[r]
+        vid, reg = inst.vehicles[v].id, inst.regions[r]  # the id as inst.vehicle_ids[v], without the list
         state = self.vehicles[v]
         if state.retired:
             return f"{vid} has stood down"
@@ -207,10 +207,10 @@ class ReliefSim:
             return []
         blocked = self._blocked_now()
         stock, out = self.stock, []
-        for r, (rid, needs) in enumerate(self._ordered_needs()):
-            if rid in blocked or now + inst.one_way[v][r] > inst.horizon:
+        legs, reach = inst.one_way[v], inst.horizon - now  # now + leg > horizon: too late
+        for r, ((rid, needs), sent) in enumerate(zip(self._ordered_needs(), self.committed)):
+            if rid in blocked or legs[r] > reach:
                 continue
-            sent = self.committed[r]
             out += [(r, k) for k, need in needs if need > sent[k] and stock[k] > 0]
         return out
 
