@@ -112,8 +112,10 @@ def _home(member: str) -> Evaluator:
 @evaluator(name="dinner_on_time")
 def _dinner_on_time(env: Any) -> bool:
     """Every task is cooked and every traveller is home, all by the deadline, no rule broken."""
+    if not env.kitchen.complete:  # the checker's verdict is asked only then: before, the answer is no
+        return False
     verdict = env._verdict()
-    return env.kitchen.complete and verdict.feasible and verdict.late == 0
+    return verdict.feasible and verdict.late == 0
 
 
 class ThanksgivingEnv(RealmEnv):
@@ -296,6 +298,8 @@ class ThanksgivingEnv(RealmEnv):
             "skills": skills,
         }
         self._goals = [_task_done(t) for t in inst.task_ids] + [_home(m) for m in inst.travellers]
+        # the ids, listed once (the instance's properties build new lists; every step reads them)
+        self._ids = (inst.task_ids, inst.member_ids, inst.car_ids)
         self._restart()
 
     def _restart(self) -> None:
@@ -342,21 +346,23 @@ class ThanksgivingEnv(RealmEnv):
 
     def _get_obs(self) -> dict[str, Any]:
         k, inst = self.kitchen, self.instance
+        task_ids, members, cars = self._ids
         obs = {key: value.copy() for key, value in self._obs_static.items()}
         obs["clock"] = np.array([min(k.now, DAY)], dtype=np.float32)
         cooked, now = k.cooked, k.now
+        tasks = [cooked.get(t) for t in task_ids]  # None: not started
         obs["task_status"] = np.array(  # k.task_done: ended by now
-            [0 if t not in cooked else 2 if cooked[t].end <= now else 1 for t in inst.task_ids], dtype=np.int64
+            [0 if c is None else 2 if c.end <= now else 1 for c in tasks], dtype=np.int64
         )
-        members, landings = inst.member_ids, k.known_landings()
-        T, M = len(inst.tasks), len(members)
+        landings = k.known_landings()
+        T, M = len(task_ids), len(members)
         every = clipped([  # one array for the three tables of times (each a view of it; -1: none)
-            *[cooked[t].end if t in cooked else -1 for t in inst.task_ids],
+            *[-1 if c is None else c.end for c in tasks],
             *[landings.get(m, -1) for m in members],  # k.known_landing of the travellers
             *[-1 if at is None else at for at in k.expected_homes(members)],
         ], -1, DAY)
         obs["task_end"], obs["member_landing"], obs["member_home_at"] = every[:T], every[T:T + M], every[T + M:]
-        free_at, at_airport = k.car_views(inst.car_ids)
+        free_at, at_airport = k.car_views(cars)
         busy = clipped([*k.busy_untils(members), *free_at], 0, DAY)
         obs["member_busy_until"], obs["car_free_at"] = busy[:M], busy[M:]
         obs["car_at_airport"] = np.array(at_airport, dtype=np.int8)
@@ -428,7 +434,7 @@ class ThanksgivingEnv(RealmEnv):
         if self._submitted:
             return mask
         sends, starts = self._mask_index()
-        mask[sends] = [ok for row in k.sendable(inst.car_ids, inst.travellers) for ok in row]  # k.can_send
+        mask[sends] = [ok for row in k.sendable(self._ids[2], inst.travellers) for ok in row]  # k.can_send
         mask[starts] = k.startable()  # k.can_start
         mask[self.codec.flat_offsets["wait"]] = k.can_wait()
         return mask

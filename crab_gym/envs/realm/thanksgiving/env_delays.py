@@ -208,7 +208,7 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
         obs = super()._get_obs()
         k, inst = self.kitchen, self.instance
         known = k.known_landings()  # k.known_landing of each traveller
-        obs["member_delay"] = clipped([known[m] - inst.landing(m) if m in known else 0 for m in inst.member_ids], 0, 2880)
+        obs["member_delay"] = clipped([known[m] - inst.landing(m) if m in known else 0 for m in self._ids[1]], 0, 2880)
         return obs
 
     def _extra_info(self) -> dict[str, Any]:
