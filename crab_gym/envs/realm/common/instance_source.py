@@ -131,3 +131,43 @@ class InstanceSource:
         """A fresh instance from the generator, seeded by the env's ``np_random``."""
         seed = draw_seed(rng)
         return self.generator(options, seed, name=f"{self.files.problem.lower()}_generated_{seed}")
+
+
+@dataclass(frozen=True)
+class KindSource:
+    """An env's ``instance`` and ``generator`` arguments for a family whose instances load
+    through its own loader (not :class:`InstanceFiles`): the same three calls as
+    :class:`InstanceSource` (``start``, ``load``, ``draw``), so every env wires its instances
+    one way. Drawn instances are named ``<prefix>_generated_<seed>`` (the first one too).
+
+    Attributes:
+        kind: what ``instance`` accepts (checked, and explained when wrong).
+        loader: ``loader(spec) -> instance`` for what ``kind`` accepts.
+        generator: the family's seeded generator.
+        prefix: the drawn instances' name prefix (``"p3"``).
+    """
+
+    kind: InstanceKind
+    loader: Callable[[Any], Any]
+    generator: SizedGenerator
+    prefix: str
+
+    def start(self, instance: Any, generator: Any) -> tuple[dict[str, Any] | None, Any]:
+        """The env's generator options (None: no generator) and its first instance: the
+        generator's draw with seed 0 when there is a generator, else ``instance`` loaded."""
+        options = self.generator.options(generator)
+        if options is not None:
+            return options, self.generated(options, 0)
+        return None, self.load(instance)
+
+    def load(self, spec: Any) -> Any:
+        """The instance ``spec`` names (checked: a wrong one is explained)."""
+        return self.kind.load(spec, self.loader)
+
+    def draw(self, options: Mapping[str, Any], rng: np.random.Generator) -> Any:
+        """A fresh instance from the generator, seeded by the env's ``np_random``."""
+        return self.generated(options, draw_seed(rng))
+
+    def generated(self, options: Mapping[str, Any], seed: int) -> Any:
+        """The generator's instance for ``seed``, named after it."""
+        return self.generator(options, seed, name=f"{self.prefix}_generated_{seed}")

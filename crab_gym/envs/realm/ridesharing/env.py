@@ -27,14 +27,15 @@ from crab_gym.envs.realm.common.fleet.env import (
     unfit_error,
     vehicle_and_stop_types,
 )
-from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.ridesharing import render as rendering
+from crab_gym.envs.realm.ridesharing.check import check
 from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.references import p3_reference, solo_reference
+from crab_gym.envs.realm.ridesharing.render import VIEWER, layout
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, hhmm
 
 DEFAULT_INSTANCE = "p3_small_01"
@@ -56,6 +57,8 @@ def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Seq
 
 
 INSTANCE_KIND = instance_kind("P3", (P3Instance,), shipped_p3_names)
+#: Where the env's instances come from (``instance=``, ``generator=``).
+SOURCE = KindSource(INSTANCE_KIND, load_p3, GENERATOR, "p3")
 
 
 def _dispatch(vehicle: str, stop: str, env: Any) -> None:
@@ -185,13 +188,11 @@ class RideSharingEnv(FleetEnv):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     #: Each vehicle is an agent (``crab_gym.parallel_env``): it dispatches or parks when free.
     agent_arguments = ("vehicle",)
-    #: Prefix of generated instance names.
-    problem = "p3"
-    #: What ``generator`` accepts, and how it draws.
-    generator_kind = GENERATOR
+    instance_source = SOURCE
     #: The P3 oracle's reference: shipped, cached or solved once (at the end of an episode).
     reference_lookup = staticmethod(p3_reference)
-    rendering = rendering
+    checker = staticmethod(check)
+    viewer = VIEWER
 
     @checked_init
     @realm_keywords
@@ -273,9 +274,6 @@ class RideSharingEnv(FleetEnv):
         ]
 
     # ================================================================== instances
-    def _load_instance(self, spec: Any) -> P3Instance:
-        return INSTANCE_KIND.load(spec, load_p3)
-
     def _check_fits(self, inst: P3Instance) -> None:
         cur = self.instance
         other = self._fit_problems(inst)
@@ -293,7 +291,7 @@ class RideSharingEnv(FleetEnv):
 
     def _use_instance(self, inst: P3Instance) -> None:
         self.instance = inst
-        self._pos = rendering.layout(inst)
+        self._pos = layout(inst)
         self._request_places = np.array(
             [[inst.index[r.pickup], inst.index[r.dropoff]] for r in inst.requests], dtype=np.int64
         )

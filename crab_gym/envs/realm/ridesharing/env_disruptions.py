@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
-from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
@@ -31,6 +31,8 @@ INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
 
 #: The ``generator`` argument, as Realm-P3-v0's, drawing P4 instances (disruptions included).
 GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
+#: Where the env's instances come from (``instance=``, ``generator=``).
+SOURCE = KindSource(INSTANCE_KIND, load_p4, GENERATOR, "p4")
 
 
 class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
@@ -137,8 +139,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
       shipped instances were regenerated with disruptions aimed at the rides.
     """
 
-    problem = "p4"
-    generator_kind = GENERATOR
+    instance_source = SOURCE
     #: The disruption types this env knows (the disruption protocol).
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
@@ -158,10 +159,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
         self._init_disruptions(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
 
-    # ================================================================== instances
-    def _load_instance(self, spec: Any) -> P4Instance:
-        return INSTANCE_KIND.load(spec, load_p4)
-
+    # ================================================================== disruptions
     def _disruption_window(self) -> tuple[int, int]:
         """Vehicles' start .. the last dropoff."""
         return (self.instance.start_time, self.instance.horizon)

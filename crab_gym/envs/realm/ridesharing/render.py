@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour
-from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, tag_vehicles
+from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, fleet_viewer, tag_vehicles
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 from crab_gym.envs.realm.ridesharing.sim import DELIVERED, ONBOARD, WAITING, RideSim, hhmm
 
@@ -52,7 +52,7 @@ def _draw_disruptions(c: Canvas, instance: P3Instance, pos: np.ndarray, active: 
     return notes
 
 
-def draw(instance: P3Instance, sim: RideSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
+def render_image(instance: P3Instance, sim: RideSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
     """The current state: places (grey, named), disrupted roads (light red: slower; red:
     closed; red ring: accident), each vehicle's route so far (its colour), waiting pickups
     (small green), vehicles (large discs tagged with their ids), a header and a key."""
@@ -116,7 +116,7 @@ def _disruption_key(c: Canvas) -> None:
         x += 14 + c.text_width(name) + 14
 
 
-def text(instance: P3Instance, sim: RideSim, active: list | None = None) -> str:
+def render_text(instance: P3Instance, sim: RideSim, active: list | None = None) -> str:
     """A readable summary of the state, for ``render_mode="ansi"`` and LLM prompts."""
     clock = sim.clock
     lines = [f"{instance.name}: clock {hhmm(clock) if clock is not None else 'done'}; "
@@ -141,3 +141,7 @@ def text(instance: P3Instance, sim: RideSim, active: list | None = None) -> str:
     if sim.violations:
         lines.append("  violations: " + "; ".join(sim.violations))
     return "\n".join(lines)
+
+
+#: The env's default viewer (``render()``, ``describe()``).
+VIEWER = fleet_viewer(render_text, render_image)

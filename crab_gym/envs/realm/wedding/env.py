@@ -26,15 +26,16 @@ from crab_gym.envs.realm.common.fleet.env import (
     unfit_error,
     vehicle_and_stop_types,
 )
-from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.wedding import render as rendering
+from crab_gym.envs.realm.wedding.check import check
 from crab_gym.envs.realm.wedding.checker import WeddingCheck
 from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
 from crab_gym.envs.realm.wedding.generator import generate_p5
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 from crab_gym.envs.realm.wedding.references import p5_reference
+from crab_gym.envs.realm.wedding.render import VIEWER, layout
 from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, WeddingSim, hhmm
 
 DEFAULT_INSTANCE = "p5_small_00"
@@ -50,6 +51,8 @@ def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Seq
 
 
 INSTANCE_KIND = instance_kind("P5", (WeddingInstance,), shipped_p5_names)
+#: Where the env's instances come from (``instance=``, ``generator=``).
+SOURCE = KindSource(INSTANCE_KIND, load_p5, GENERATOR, "p5")
 
 
 def _drive(vehicle: str, stop: str, env: Any) -> None:
@@ -137,7 +140,7 @@ class WeddingEnv(FleetEnv):
 
     Terminated when every vehicle has ended its route (a vehicle that is free and empty when
     nothing is left to do ends by itself). At the end ``info["solution"]`` holds ``routes``,
-    ``pickups`` (guest, vehicle, minute) and ``errands_done`` (errand, vehicle, minute): REALM's
+    ``departs`` (each vehicle's departure minutes), ``pickups`` (guest, vehicle, minute) and ``errands_done`` (errand, vehicle, minute): REALM's
     shape; ``info["metrics"]``: ``planning_quality`` (share of guests and errands brought to
     the venue), ``optimality``, ``constraint_satisfaction`` (share of the declared constraints
     met: 2 per guest, 2 per errand, 2 per vehicle), ``coordination`` (the share of the gain
@@ -172,10 +175,10 @@ class WeddingEnv(FleetEnv):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     #: Each vehicle is an agent (``crab_gym.parallel_env``): it drives, waits or finishes when free.
     agent_arguments = ("vehicle",)
-    problem = "p5"
-    generator_kind = GENERATOR
+    instance_source = SOURCE
     reference_lookup = staticmethod(p5_reference)
-    rendering = rendering
+    checker = staticmethod(check)
+    viewer = VIEWER
     move_action = "drive"
     plan_argument = "routes"
     places_field = "places"
@@ -238,9 +241,6 @@ class WeddingEnv(FleetEnv):
         ]
 
     # ================================================================== instances
-    def _load_instance(self, spec: Any) -> WeddingInstance:
-        return INSTANCE_KIND.load(spec, load_p5)
-
     def _check_fits(self, inst: WeddingInstance) -> None:
         cur, other = self.instance, self._fit_problems(inst)
         if inst.stop_names() != self.stop_names:
@@ -254,7 +254,7 @@ class WeddingEnv(FleetEnv):
 
     def _use_instance(self, inst: WeddingInstance) -> None:
         self.instance = inst
-        self._pos = rendering.layout(inst)
+        self._pos = layout(inst)
         sim = WeddingSim(inst)
         self._item_place = sim.place[: sim.N].copy()
         self._item_times = np.clip(np.array(list(zip(sim.ready, sim.latest)), dtype=np.float32).reshape(sim.N, 2),
@@ -406,7 +406,8 @@ class WeddingEnv(FleetEnv):
 
     def _solution(self) -> dict[str, Any]:
         v = self.verdict()
-        return {"routes": self.sim.routes(), "pickups": list(v.pickups), "errands_done": list(v.errands_done)}
+        return {"routes": self.sim.routes(), "departs": self.sim.departs(), "pickups": list(v.pickups),
+                "errands_done": list(v.errands_done)}
 
     def _coordination_yardsticks(self) -> tuple[float | None, float | None]:
         """(best single-vehicle cost, best known cost) of the P5 problem (coordination)."""

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
-from crab_gym.envs.realm.common.instance_source import SizedGenerator
+from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.wedding.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.wedding.env import WeddingEnv, instance_kind
@@ -26,6 +26,8 @@ from crab_gym.envs.realm.wedding.sim import WeddingSim
 DEFAULT_INSTANCE = "p8_small_00"
 INSTANCE_KIND = instance_kind("P8", (P8Instance, WeddingInstance), shipped_p8_names)
 GENERATOR = SizedGenerator(generate_p8, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
+#: Where the env's instances come from (``instance=``, ``generator=``).
+SOURCE = KindSource(INSTANCE_KIND, load_p8, GENERATOR, "p8")
 
 
 class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
@@ -92,8 +94,7 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     * v0: Initial version.
     """
 
-    problem = "p8"
-    generator_kind = GENERATOR
+    instance_source = SOURCE
     disruption_kinds = DISRUPTION_KINDS
     disruption_parser = staticmethod(parse_disruption)
     disruption_json = staticmethod(disruption_to_json)
@@ -107,9 +108,6 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     ) -> None:
         self._init_disruptions(adaptation_reference)
         super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
-
-    def _load_instance(self, spec: Any) -> P8Instance:
-        return INSTANCE_KIND.load(spec, load_p8)
 
     def _disruption_window(self) -> tuple[int, int]:
         """The first vehicle free .. the deadline."""

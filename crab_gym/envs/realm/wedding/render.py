@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate, colour
-from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, tag_vehicles
+from crab_gym.envs.realm.common.fleet.render import draw_route, draw_vehicles, fit_layout, fleet_viewer, tag_vehicles
 from crab_gym.envs.realm.wedding.model import WeddingInstance
 from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, WeddingSim, hhmm
 
@@ -26,7 +26,7 @@ def layout(instance: WeddingInstance) -> np.ndarray:
     return fit_layout(instance.coords, np.minimum(instance.travel, 10_000), WIDTH, HEIGHT, side, top, bottom)
 
 
-def draw(instance: WeddingInstance, sim: WeddingSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
+def render_image(instance: WeddingInstance, sim: WeddingSim, pos: np.ndarray, active: list | None = None) -> np.ndarray:
     """Roads (light), disrupted roads (red: closed, pink: slower), each vehicle's route so far
     (its colour), places still to visit (black ring: a guest waits, black square: an errand), the
     venue (purple), vehicles (discs tagged with their ids), a header and a key."""
@@ -97,7 +97,7 @@ def _header(c: Canvas, instance: WeddingInstance, sim: WeddingSim, active: list 
     c.line(0, HEAD - 2, WIDTH, HEAD - 2, (215, 215, 205))
 
 
-def text(instance: WeddingInstance, sim: WeddingSim, active: list | None = None) -> str:
+def render_text(instance: WeddingInstance, sim: WeddingSim, active: list | None = None) -> str:
     """A readable summary of the state, for ``render_mode="ansi"`` and LLM prompts."""
     clock = sim.clock
     lines = [f"{instance.name}: clock {hhmm(clock) if clock is not None else 'done'}; photo at "
@@ -120,3 +120,7 @@ def text(instance: WeddingInstance, sim: WeddingSim, active: list | None = None)
     for d in active or []:
         lines.append(f"  DISRUPTION {d.describe()}")
     return "\n".join(lines)
+
+
+#: The env's default viewer (``render()``, ``describe()``).
+VIEWER = fleet_viewer(render_text, render_image)

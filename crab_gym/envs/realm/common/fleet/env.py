@@ -3,7 +3,7 @@ them P4/P8): one vehicle acts at a time when it is free, the sub-goals and score
 family's, and the step loop, masks, plan submission and settling are this base's.
 
 A family's env subclasses :class:`FleetEnv` (after setting its class attributes: the action
-that moves a vehicle, the ``submit_plan`` argument, its render module, its place field) and
+that moves a vehicle, the ``submit_plan`` argument, its viewer, its place field) and
 gives its simulation (:meth:`FleetEnv._new_sim`), the vehicles that retire by themselves
 (:meth:`FleetEnv._idle_vehicles`, :meth:`FleetEnv._retire`) and what its other per-vehicle
 actions need (:meth:`FleetEnv._vehicle_action_reason`, :meth:`FleetEnv._mask_vehicle`).
@@ -12,12 +12,11 @@ actions need (:meth:`FleetEnv._vehicle_action_reason`, :meth:`FleetEnv._mask_veh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
 
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, clock, draw_seed
+from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, clock
 from crab_gym.envs.realm.common.fleet.roads import same_items
 from crab_gym.envs.realm.common.fleet.sim import PlanError
 
@@ -61,24 +60,16 @@ class FleetEnv(RealmEnv):
     move_action = "dispatch"
     #: The ``submit_plan`` argument holding the plan.
     plan_argument = "assignments"
-    #: The family's render module: ``layout(inst)``, ``text(...)``, ``draw(...)``.
-    rendering: ModuleType
     #: The instance field naming the places (matrix order).
     places_field = "locations"
     #: How the family says a vehicle's route has ended (in "vehicle v has ... its route").
     ended_words = "finished"
     _generator: dict[str, Any] | None
-    generator_kind: Any
-    problem: str
 
     def _fleet_instance(self, instance: Any, generator: dict | None, default: str) -> Any:
         """The first instance (drawn, or loaded from ``instance``), and the vehicle and stop
         names the action spaces are made of."""
-        self._generator = self.generator_kind.options(generator)
-        if self._generator is not None:
-            inst = self._generated(0)
-        else:
-            inst = self._load_instance(default if instance is None else instance)
+        self._generator, inst = self.instance_source.start(default if instance is None else instance, generator)
         self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
         self.stop_names = inst.stop_names()
         self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
@@ -93,12 +84,6 @@ class FleetEnv(RealmEnv):
         return list(getattr(self.instance if inst is None else inst, self.places_field))
 
     # ================================================================== instances
-    def _generated(self, seed: int) -> Any:
-        return self.generator_kind(self._generator, seed, name=f"{self.problem}_generated_{seed}")
-
-    def _draw_instance(self) -> Any:
-        return self._generated(draw_seed(self.np_random))
-
     def _fit_problems(self, inst: Any) -> list[str]:
         """What every fleet env needs the same in a swapped-in instance: the vehicle ids and
         the number of places (a family adds its own)."""
@@ -256,12 +241,7 @@ class FleetEnv(RealmEnv):
         """The observation's ``action_mask``: ``action_masks()`` as int8."""
         return self.action_masks().astype(np.int8)
 
-    # ================================================================== rendering
+    # ================================================================== what the viewer shows
     def _active_disruptions(self) -> list[Any]:
         return []
 
-    def _render_text(self) -> str:
-        return self.rendering.text(self.instance, self.sim, self._active_disruptions())
-
-    def _render_image(self) -> np.ndarray:
-        return self.rendering.draw(self.instance, self.sim, self._pos, self._active_disruptions())

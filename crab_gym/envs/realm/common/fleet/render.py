@@ -7,13 +7,14 @@ places are laid out by classical multidimensional scaling of the travel-time mat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, LabelPlacer, colour, ink_on
 from crab_gym.envs.realm.common.env import classical_mds
+from crab_gym.envs.realm.common.viewer import StateViewer
 
 
 def fit_layout(coords: Any, travel: Any, width: int, height: int, side: float, top: float, bottom: float) -> np.ndarray:
@@ -57,3 +58,10 @@ def tag_vehicles(labels: LabelPlacer, spots: Sequence[tuple[float, float]], vehi
     for k, (x, y) in enumerate(spots):
         fill = colour(k)
         labels.place(x, y, vehicle_ids[k].upper(), ink_on(fill), gap=10, background=fill)
+
+
+def fleet_viewer(render_text: Callable[..., str], render_image: Callable[..., np.ndarray]) -> StateViewer:
+    """A fleet env's viewer: the family's text of ``(instance, sim, active disruptions)`` and
+    picture of ``(instance, sim, place positions, active disruptions)``."""
+    return StateViewer(render_text, render_image, state=lambda env: (env.sim, env._active_disruptions()),
+                       image_state=lambda env: (env.sim, env._pos, env._active_disruptions()))
