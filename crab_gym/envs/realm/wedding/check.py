@@ -4,7 +4,9 @@ plan given as ``submit_plan`` arguments, facing the instance's own disruptions (
 Plan: ``{"routes": {vehicle_id: [stop, ...]}}``, stops ``pickup:<guest>``,
 ``errand:<errand>`` and ``dropoff:venue`` (unload at the venue on the way); a vehicle not
 listed drives straight to the venue (what ``Reference.plan`` stores and ``OraclePolicy``
-submits). On a P8 instance the plan is judged as the env plays it when the same plan is
+submits). An episode's own plan (``info["solution"]``) also says when each vehicle left
+(``"departs": {vehicle_id: [minute, ...]}``, the last for the venue at the end; None: as soon
+as it could), since an agent may have waited: the checker then drives each leg at that minute. On a P8 instance the plan is judged as the env plays it when the same plan is
 submitted again at each pause: each trip at the minutes in force when it departs, under the
 instance's scheduled disruptions.
 
@@ -40,7 +42,8 @@ def check(instance: WeddingInstance, plan: Mapping[str, Any]) -> PlanCheck:
         unknown = sorted(set(routes) - {v.vehicle_id for v in instance.vehicles})
         if unknown:  # the checker would let them stay home
             raise KeyError(f"unknown vehicle(s) {unknown}")
-        return check_plan(instance, routes, disruptions=list(getattr(instance, "disruptions", ())))
+        departs = {str(vid): list(times) for vid, times in dict(plan.get("departs") or {}).items()}
+        return check_plan(instance, routes, disruptions=list(getattr(instance, "disruptions", ())), departs=departs)
     except (KeyError, ValueError, TypeError) as err:  # no routes, an unknown vehicle or stop
         return PlanCheck(False, math.inf, {"plan_shape": False},
                          {"planning_quality": 0.0, "constraint_satisfaction": 0.0, "error": str(err)})
