@@ -14,7 +14,7 @@ import pytest
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.envs.realm.index import problem_specs
 
-SPECS = [s for s in problem_specs() if s.part("env").checker is not None]  # TRANSITIONAL
+SPECS = problem_specs()
 
 
 def _small(spec: Any) -> str:

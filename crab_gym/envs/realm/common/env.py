@@ -265,7 +265,7 @@ class RealmEnv(CrabEnv):
     checker: ClassVar[Callable[[Any, Any], PlanCheck] | None] = None
     #: How the env is shown (``render()``, ``describe()``): the family's viewer part, which the
     #: ``viewer=`` keyword replaces for one env.
-    viewer: ClassVar[Viewer | None] = None
+    viewer: ClassVar[Viewer]
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None,
                  reference_solve: Literal["deferred", "inline"] = "deferred", viewer: Viewer | None = None,
@@ -589,14 +589,8 @@ class RealmEnv(CrabEnv):
         if self.render_mode == "ansi":
             return self._text()
         if self.render_mode == "rgb_array":
-            return self.viewer.image(self) if self.viewer is not None else self._render_image()
+            return self.viewer.image(self)
         return None
 
     def _text(self) -> str:
-        return self.viewer.text(self) if self.viewer is not None else self._render_text()
-
-    def _render_text(self) -> str:  # TRANSITIONAL: until every family declares its viewer
-        raise NotImplementedError
-
-    def _render_image(self) -> np.ndarray:  # TRANSITIONAL
-        raise NotImplementedError
+        return self.viewer.text(self)

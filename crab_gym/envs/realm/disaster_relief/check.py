@@ -14,6 +14,10 @@ holds ``need_met_share`` and ``constraint_satisfaction``; planning quality, opti
 coordination are measured against the reference and are the env's. A plan naming an unknown
 vehicle, region or resource, a negative load or a departure that is not a minute is
 infeasible: its only constraint, ``plan_shape``, fails.
+
+An episode's own plan (``info["solution"]``) lists the trips carried out under ``trips`` and
+every trip the agent sent or submitted, in order, under ``attempted``: a refused trip breaks a
+constraint, so ``attempted``, when there, is what is judged (as the env judges it).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from crab_gym.envs.realm.disaster_relief.model import P7Instance
 def check(instance: P7Instance, plan: Mapping[str, Any]) -> PlanCheck:
     """The verdict of :func:`check_plan` on ``plan`` (a :class:`~.checker.ReliefCheck`)."""
     try:
-        return check_plan(instance, {"trips": list(plan.get("trips", []))}, instance.disruptions)
+        trips = plan["attempted"] if "attempted" in plan else plan.get("trips", [])
+        return check_plan(instance, {"trips": list(trips)}, instance.disruptions)
     except (KeyError, ValueError, TypeError) as err:  # an unknown id, a malformed trip
         return PlanCheck(False, math.inf, {"plan_shape": False},
                          {"need_met_share": 0.0, "constraint_satisfaction": 0.0, "error": str(err)})

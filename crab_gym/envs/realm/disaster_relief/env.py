@@ -23,8 +23,8 @@ from crab_gym.envs.realm.common.env import RealmEnv, checked_init, clock
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
-from crab_gym.envs.realm.disaster_relief import render as rendering
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
+from crab_gym.envs.realm.disaster_relief.check import check
 from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
 from crab_gym.envs.realm.disaster_relief.coordination import coordination
 from crab_gym.envs.realm.disaster_relief.disruptions import DISRUPTION_KINDS, on_grid, parse_disruption
@@ -32,6 +32,7 @@ from crab_gym.envs.realm.disaster_relief.formats import FILES
 from crab_gym.envs.realm.disaster_relief.generator import generate_p7
 from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent
 from crab_gym.envs.realm.disaster_relief.references import reference_p7, solo_reference
+from crab_gym.envs.realm.disaster_relief.render import VIEWER
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 
 DEFAULT_INSTANCE = "p7_small_00"
@@ -254,6 +255,8 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     """
 
     instance_source = SOURCE
+    checker = staticmethod(check)
+    viewer = VIEWER
     #: Each vehicle is an agent (``crab_gym.parallel_env``): it sends a load or waits when free.
     agent_arguments = ("vehicle",)
     #: The disruption types a random process may draw (the disruption protocol).
@@ -614,11 +617,13 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         return metrics, self._solution()
 
     def _solution(self) -> dict[str, Any]:
-        """The allocations and trips, the refused trips and the disruptions (no reference)."""
+        """The allocations and trips, every trip sent or submitted in order (``attempted``: what
+        the env and ``check()`` judge), the refused trips and the disruptions (no reference)."""
         sim = self.sim
         return {
             "allocations": sim.allocations(),
             "trips": sim.plan()["trips"],
+            "attempted": [dict(t, load=dict(t["load"])) for t in self._attempted],
             "refused": self._refused(self._check()),
             "disruptions": [self.disruption_json(d) for d in sim.applied],
         }
@@ -653,8 +658,3 @@ class DisasterReliefEnv(DisruptedRealmEnv):
             "wait(vehicle); or call submit_plan(trips) once with every trip {vehicle, region, load, depart}."
         )
 
-    def _render_text(self) -> str:
-        return rendering.text(self.instance, self.sim, self._active_disruptions())
-
-    def _render_image(self) -> np.ndarray:
-        return rendering.draw(self.instance, self.sim, self._active_disruptions())

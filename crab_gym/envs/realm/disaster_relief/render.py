@@ -13,6 +13,7 @@ import numpy as np
 
 from crab_gym.envs.canvas import Canvas, LabelPlacer, colour
 from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
 
@@ -36,7 +37,7 @@ def coverage(sim: ReliefSim, r: int) -> float:
     return got / total if total else 1.0
 
 
-def text(inst: P7Instance, sim: ReliefSim, active: list) -> str:
+def render_text(inst: P7Instance, sim: ReliefSim, active: list) -> str:
     """The ``ansi`` frame: clock, stock, vehicles, each region's need and what arrived."""
     stock = ", ".join(f"{SHORT[k]} {sim.stock[k]}" for k in RESOURCES)
     lines = [f"{inst.name}: {when(sim.now)} | horizon {when(inst.horizon)} | base stock: {stock}"]
@@ -64,7 +65,7 @@ def _positions(inst: P7Instance) -> tuple[np.ndarray, np.ndarray]:
     return px[:-1], px[-1]
 
 
-def draw(inst: P7Instance, sim: ReliefSim, active: list) -> np.ndarray:
+def render_image(inst: P7Instance, sim: ReliefSim, active: list) -> np.ndarray:
     c = Canvas(WIDTH, HEIGHT, background=BG)
     labels = LabelPlacer(c)
     regions, base = _positions(inst)
@@ -124,3 +125,7 @@ def draw(inst: P7Instance, sim: ReliefSim, active: list) -> np.ndarray:
         c.text(fx + 12, fy + 1, tag, INK)
         fx += 12 + c.text_width(tag) + 14
     return c.image()
+
+
+#: The env's default viewer (``render()``, ``describe()``): the relief so far and the disruptions in force.
+VIEWER = StateViewer(render_text, render_image, state=lambda env: (env.sim, env._active_disruptions()))

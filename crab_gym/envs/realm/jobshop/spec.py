@@ -42,7 +42,7 @@ def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...],
     return ProblemSpec(
         problem=problem, title=title, package=__package__, env=env, names=f"variants.formats:list_{low}",
         load=f"variants.formats:load_{low}", generate=f"variants.generator:generate_{low}",
-        check="variants.checker:check", reference="variants.references:reference",
+        check="variants.checker:check", reference="variants.references:reference", viewer="variants.render:VIEWER",
         upstream=f"variants.formats:convert_{low}", upstream_keys=upstream_keys, upstream_marks=(mark,),
         vector_env=f"variants.vector_env:{problem}VectorEnv", heuristics=(_REPLANNER, *_VARIANT_RULES),
         disruptions=problem != "J3", docs="docs/jobshop.md", tests="tests/jobshop",

@@ -20,13 +20,14 @@ from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped,
 from crab_gym.envs.realm.common.env import clock as hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.thanksgiving.check import check
 from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
 from crab_gym.envs.realm.thanksgiving.formats import FILES
 from crab_gym.envs.realm.thanksgiving.generator import generate_p6
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.references import p6_reference
-from crab_gym.envs.realm.thanksgiving.render import render_image, render_text
+from crab_gym.envs.realm.thanksgiving.render import VIEWER
 from crab_gym.envs.realm.thanksgiving.scoring import coordination, optimality, optimality_baseline
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen, plan_entries
 
@@ -234,6 +235,8 @@ class ThanksgivingEnv(RealmEnv):
     #: The step's event lines and the checker's cached verdict: per-step scratch, not state.
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_check", "_mask")
     reference_lookup = staticmethod(p6_reference)
+    checker = staticmethod(check)
+    viewer = VIEWER
     env_name = "realm-p6"
     #: Each car and each cook is an agent (``crab_gym.parallel_env``); when all pass, the clock moves on.
     agent_arguments = ("car", "cook")
@@ -501,9 +504,3 @@ class ThanksgivingEnv(RealmEnv):
         """Convenience: ``env.step`` with a ``submit_plan`` tool call for a plan in REALM's shape."""
         return self.step({"name": "submit_plan", "arguments": {k: plan.get(k, []) for k in ("pickups", "cooking_schedule")}})
 
-    # ================================================================== words and pictures
-    def _render_text(self) -> str:
-        return render_text(self.instance, self.kitchen)
-
-    def _render_image(self) -> np.ndarray:
-        return render_image(self.instance, self.kitchen)

@@ -10,6 +10,7 @@ import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on
 from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
 
@@ -161,3 +162,7 @@ def _draw_oven(chart: _Chart, inst: ThanksgivingInstance, k: Kitchen, name: str,
 def _names(label: str) -> list[str]:
     """A bar's label, then shorter forms for narrow bars."""
     return [label, label[:3], label[:1]]
+
+
+#: The env's default viewer (``render()``, ``describe()``): the kitchen's day so far.
+VIEWER = StateViewer(render_text, render_image, state=lambda env: (env.kitchen,))

@@ -19,16 +19,15 @@ from pydantic import Field
 
 from crab_gym.core.action import Action, ActionArgumentError
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, checked_init
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference
-from crab_gym.envs.realm.jobshop.variants import render as rendering
-from crab_gym.envs.realm.jobshop.variants.checker import constraint_satisfaction
-from crab_gym.envs.realm.jobshop.variants.formats import list_instances, load
-from crab_gym.envs.realm.jobshop.variants.generator import GENERATORS, generator_options
+from crab_gym.envs.realm.jobshop.variants.checker import check, constraint_satisfaction
 from crab_gym.envs.realm.jobshop.variants.model import ShopInstance
 from crab_gym.envs.realm.jobshop.variants.references import bound_reference, reference
+from crab_gym.envs.realm.jobshop.variants.render import VIEWER
 from crab_gym.envs.realm.jobshop.variants.sim import ShopSim
+from crab_gym.envs.realm.jobshop.variants.source import SOURCES
 
 #: Bound of every time in the observation (float32 holds whole numbers exactly up to 2^24).
 HORIZON = 16_000_000.0
@@ -64,16 +63,6 @@ def _make_actions(n_jobs: int, env_name: str) -> list[Action]:
 
 
 @functools.cache
-def instance_kind(problem: str) -> InstanceKind:
-    """What ``instance`` accepts, to check it and explain a wrong one."""
-    names = list_instances(problem)
-    low = problem.lower()
-    return InstanceKind(problem=problem, types=(ShopInstance,), names=lambda: list_instances(problem),
-                        list_all=f"crab_gym.datasets.list_instances({problem!r})",
-                        examples=tuple(n for n in (f"{low}_small_00", f"{low}_medium_00", names[-1]) if n in names),
-                        files=f"a path to a JSON file (crab_gym's {problem} form or an upstream REALM-Bench {problem} file)")
-
-
 @functools.cache
 def _job_done(job: int) -> Evaluator:
     def job_done(env: Any) -> bool:
@@ -158,6 +147,9 @@ class ShopEnv(RealmEnv):
     """
 
     problem: ClassVar[str] = "J3"
+    instance_source = SOURCES["J3"]
+    checker = staticmethod(check)
+    viewer = VIEWER
     env_name: ClassVar[str] = "realm-j3"
     transient_attributes = (*RealmEnv.transient_attributes, "_last_op", "_events")
 
@@ -169,8 +161,7 @@ class ShopEnv(RealmEnv):
         self._bound_only = reference == "bound"
         if isinstance(reference, str) and not self._bound_only:
             raise ValueError(f'reference must be a makespan, "bound" or None, got {reference!r}')
-        self._generator = generator_options(generator)
-        inst = self._generated(0) if self._generator else self._load_instance(instance)
+        self._generator, inst = self.instance_source.start(instance, generator)
         super().__init__(_make_actions(inst.n_jobs, self.env_name), reference=None if self._bound_only else reference,
                          **options)
         self._shape = inst.shape
@@ -180,23 +171,10 @@ class ShopEnv(RealmEnv):
         self._use_instance(inst)
 
     # ================================================================== instances
-    def _load_instance(self, spec: Any) -> ShopInstance:
-        if spec is None:
-            spec = list_instances(self.problem)[0]
-        return instance_kind(self.problem).load(spec, lambda s: load(s, self.problem))
-
-    def _generated(self, seed: int) -> ShopInstance:
-        g = self._generator
-        return GENERATORS[self.problem](g["size"], seed, name=f"{self.problem.lower()}_generated_{seed}",
-                                        n_jobs=g.get("n_jobs"), n_machines=g.get("n_machines"))
-
     def _check_fits(self, inst: ShopInstance) -> None:
         if inst.shape != self._shape:
             raise ValueError(f"instance {inst.name} has shape (jobs, operations per job, machines) {inst.shape}; "
                              f"this env's spaces are for {self._shape}")
-
-    def _draw_instance(self) -> ShopInstance:
-        return self._generated(int(self.np_random.integers(0, 2**31 - 1)))
 
     def _use_instance(self, inst: ShopInstance) -> None:
         self.instance = inst
@@ -387,9 +365,4 @@ class ShopEnv(RealmEnv):
                 "Call dispatch(job) repeatedly, or submit_plan(sequence) with, for each machine, the job indices in "
                 f"processing order. Reference makespan: {self.reference.value}.")
 
-    def _render_text(self) -> str:
-        return rendering.text(self)
-
-    def _render_image(self) -> np.ndarray:
-        return rendering.image(self)
 

@@ -30,6 +30,7 @@ from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
 from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, check_disruption, disruption_from
 from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner
 from crab_gym.envs.realm.jobshop.variants.references import reference
+from crab_gym.envs.realm.jobshop.variants.source import SOURCES
 
 
 def adaptation_budget(inst: Any) -> float:
@@ -102,6 +103,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     """
 
     problem: ClassVar[str] = "J2"
+    instance_source = SOURCES["J2"]
     env_name: ClassVar[str] = "realm-j2"
     disruption_kinds = DISRUPTION_KINDS
     disruption_json = staticmethod(Disruption.to_dict)
@@ -282,6 +284,7 @@ def _with_location(data: dict[str, Any], n_machines: int) -> dict[str, Any]:
 class J4Env(DisruptedShopEnv):
     __doc__ = DisruptedShopEnv.__doc__
     problem: ClassVar[str] = "J4"
+    instance_source = SOURCES["J4"]
     env_name: ClassVar[str] = "realm-j4"
 
     @checked_init

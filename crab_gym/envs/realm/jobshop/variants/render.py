@@ -93,3 +93,16 @@ def image(env: Any) -> np.ndarray:
         if x <= left + width + 1:
             canvas.line(x, top - 4, x, axis + 2, rgb, width=2 if rgb != INK else 1)
     return canvas.image()
+
+
+class ShopViewer:
+    """The J ids' viewer (``render()``, ``describe()``): :func:`text` and :func:`image` of the env."""
+
+    def text(self, env: Any) -> str:
+        return text(env)
+
+    def image(self, env: Any) -> np.ndarray:
+        return image(env)
+
+
+VIEWER = ShopViewer()
