@@ -20,7 +20,7 @@ if _NO_EXTRA:
     pytest.skip(f"needs the desktop extra ({_NO_EXTRA} missing): pip install 'crab_gym[desktop]'",
                 allow_module_level=True)
 
-_MISSING = [p for p in ("Xvfb", "xauth", "openbox", "xdotool", "wmctrl", "xterm", "mousepad", "gsettings")
+_MISSING = [p for p in ("Xvfb", "xauth", "openbox", "xdotool", "wmctrl", "xterm", "mousepad", "xclip", "gsettings")
             if shutil.which(p) is None]
 if _MISSING:
     pytest.skip(f"desktop system packages missing ({_MISSING}): run scripts/install_desktop_deps.sh",

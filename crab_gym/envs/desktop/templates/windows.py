@@ -39,20 +39,38 @@ def _open_both(d: Draw, last: str) -> tuple[list, dict, dict]:
     return [steps[first], steps[last]], term, edit
 
 
-@template("focus_window", "bring a covered window to the front with the mouse", apps=TE,
+def _covered(d: Draw, target: str) -> tuple[list, dict[str, float]]:
+    """Setup: a small ``target`` window, then the other app's window over all of it but a
+    narrow strip (so a random click seldom finds it); the point of that strip to click."""
+    other = "editor" if target == "terminal" else "terminal"
+    rect = {"x": d.pick((0.1, 0.15, 0.2, 0.5, 0.55, 0.6)), "y": d.pick((0.15, 0.25, 0.35, 0.45)),
+            "width": 0.3, "height": 0.35}
+    strip = 0.06
+    if rect["x"] < 0.5:  # the strip is the target's left edge
+        cover = {"x": rect["x"] + strip, "y": 0.0, "width": round(1 - rect["x"] - strip, 2), "height": 1.0}
+        point_x = rect["x"] + strip / 2
+    else:  # its right edge
+        cover = {"x": 0.0, "y": 0.0, "width": round(rect["x"] + rect["width"] - strip, 2), "height": 1.0}
+        point_x = rect["x"] + rect["width"] - strip / 2
+    launch = {"terminal": terminal, "editor": editor}
+    point = {"x": round(point_x, 3), "y": round(rect["y"] + rect["height"] / 2, 3)}
+    return [launch[target](**rect), launch[other](**cover)], point
+
+
+@template("focus_window", "bring a mostly covered window to the front with the mouse", apps=TE,
           params=("which window", "window layout"), tags=("windows", "mouse"))
 def focus_window(d: Draw) -> dict[str, Any]:
     target = d.pick(TE)
     other = "editor" if target == "terminal" else "terminal"
-    setup, term, edit = _open_both(d, other)
+    setup, point = _covered(d, target)
     return {
-        "description": f"Two windows are open and the {other} has the focus. Bring the {target} window to the "
-                       f"front and give it the keyboard focus; keep the {other} open.",
+        "description": f"Two windows are open and the {other} has the focus. Bring the {target} window (the "
+                       f"small one behind it) to the front and give it the keyboard focus; keep the {other} open.",
         "setup": setup,
         "checks": {"target_focused": call("active_window_is", app=target),
                    "other_still_open": call("window_open", app=other)},
         "edges": [("target_focused", "other_still_open")],
-        "solution": [call("click", **_visible_point(target, term, edit)), wait(0.2), DONE],
+        "solution": [call("click", **point), wait(0.2), DONE],
     }
 
 
