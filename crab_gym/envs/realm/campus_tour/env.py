@@ -24,8 +24,7 @@ from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.references import reference_p1
 from crab_gym.envs.realm.campus_tour.render import VIEWER
 from crab_gym.envs.realm.campus_tour.sim import Tour
-from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
-from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 
@@ -345,7 +344,7 @@ class CampusTourEnv(RealmEnv):
         t.move(j)
         name = self.instance.locations[j]
         wait = t.starts[-1] - t.arrivals[-1]
-        self._last_event = f"arrived at {name} at {_clock(t.arrivals[-1])}" + (
+        self._last_event = f"arrived at {name} at {hhmm(t.arrivals[-1])}" + (
             f", waited {wait} min" if wait else ""
         )
 

@@ -11,8 +11,7 @@ import numpy as np
 from crab_gym.envs.canvas import Canvas, LabelPlacer, abbreviate
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.sim import Tour
-from crab_gym.envs.realm.common.env import classical_mds
-from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.env import classical_mds, hhmm
 from crab_gym.envs.realm.common.viewer import StateViewer
 
 
@@ -21,13 +20,13 @@ def render_text(inst: P1Instance, t: Tour) -> str:
     names = inst.locations
     budget = "no limit" if inst.max_travel is None else f"{inst.max_travel}"
     lines = [
-        f"{inst.name}: {len(inst.targets)} locations | at {names[t.pos]} {_clock(t.clock)} | "
+        f"{inst.name}: {len(inst.targets)} locations | at {names[t.pos]} {hhmm(t.clock)} | "
         f"walked {t.walked}/{budget} min | on time {t.targets_on_time}/{len(inst.targets)}"
     ]
-    legs = [f"{names[i]}@{_clock(a)}" for i, a in zip(t.route, t.arrivals)]
+    legs = [f"{names[i]}@{hhmm(a)}" for i, a in zip(t.route, t.arrivals)]
     lines.append("route: " + " -> ".join(legs))
     todo = [
-        f"{names[j]} [{_clock(inst.windows[j][0])}-{_clock(inst.windows[j][1])}]"
+        f"{names[j]} [{hhmm(inst.windows[j][0])}-{hhmm(inst.windows[j][1])}]"
         for j in range(inst.n)
         if t.target_mask[j] and not t.visited[j]
     ]
@@ -98,7 +97,7 @@ def _draw_header(canvas: Canvas, inst: P1Instance, t: Tour) -> None:
     """The header: the state in words, then a key to the marks."""
     n_targets = int(t.target_mask.sum())
     budget = f"/{inst.max_travel}" if inst.max_travel is not None else ""
-    canvas.text(6, 4, f"clock {_clock(t.clock)}  walked {t.walked}{budget} min  "
+    canvas.text(6, 4, f"clock {hhmm(t.clock)}  walked {t.walked}{budget} min  "
                       f"visited {int((t.visited & t.target_mask).sum())}/{n_targets}  on time {t.targets_on_time}", INK)
     kx, ky = 6, 17
     for mark, name in (("square", "start/end"), (GREEN, "on time"), (ORANGE, "late"), (GREY, "not yet"),
@@ -119,17 +118,17 @@ def _draw_header(canvas: Canvas, inst: P1Instance, t: Tour) -> None:
 def _draw_day(canvas: Canvas, inst: P1Instance, t: Tour, left: float, right: float, y0: float) -> None:
     """The day from departure to closing, filled up to the clock."""
     day0, day1 = inst.departure, max(inst.windows[t.e][1], inst.departure + 1)
-    canvas.text(6, y0 + 4, f"day {_clock(day0)}", INK)
+    canvas.text(6, y0 + 4, f"day {hhmm(day0)}", INK)
     canvas.rect(left, y0, right, y0 + 14, (210, 210, 210))
     frac = min(max((t.clock - day0) / (day1 - day0), 0.0), 1.0)
     canvas.rect(left, y0, left + frac * (right - left), y0 + 14, (0, 114, 178))
-    now = f"now {_clock(t.clock)}"
+    now = f"now {hhmm(t.clock)}"
     x_now = left + frac * (right - left)
     if frac * (right - left) > canvas.text_width(now) + 6:  # inside the filled part, else after it
         canvas.text(x_now - 3 - canvas.text_width(now), y0 + 4, now, (255, 255, 255))
     else:
         canvas.text(x_now + 3, y0 + 4, now, INK)
-    canvas.text(right + 4, y0 + 4, _clock(day1), INK)
+    canvas.text(right + 4, y0 + 4, hhmm(day1), INK)
 
 
 def _draw_walk(canvas: Canvas, inst: P1Instance, t: Tour, left: float, right: float, y1: float) -> None:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from crab_gym.envs.realm.campus_tour.model import P1Instance
-from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.env import hhmm
 
 
 def shortest_paths(travel: np.ndarray) -> np.ndarray:
@@ -62,7 +62,7 @@ class Tour:
             return f"{name} was already visited"
         arrive = self.clock + int(self.travel[self.pos, j])
         if arrive > self.close[j]:
-            return f"you would arrive at {name} at {_clock(arrive)}, after it closes at {_clock(self.close[j])}"
+            return f"you would arrive at {name} at {hhmm(arrive)}, after it closes at {hhmm(self.close[j])}"
         begin = max(arrive, int(self.open[j]))
         if begin + self.sp[j, self.e] > self.close[self.e]:
             return f"after {name} the tour could not reach {self.inst.end} before it closes"

@@ -67,7 +67,7 @@ from crab_gym.envs.realm.common.disruptions import (
     episode_over_report,
     inject_and_report,
 )
-from crab_gym.envs.realm.common.env import RealmEnv, clock
+from crab_gym.envs.realm.common.env import RealmEnv, hhmm
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference
 
 #: ``_measure_adaptation``'s score: the yardstick's cost -> the adaptation metric.
@@ -184,7 +184,7 @@ class DisruptedRealmEnv(RealmEnv):
 
     def _fired_event(self, d: Any) -> str:
         """The event line of a disruption that fired."""
-        return f"disruption at {clock(d.start)}: {d.describe()}"
+        return f"disruption at {hhmm(d.start)}: {d.describe()}"
 
     def _take_snapshot(self, capture: Callable[[], Any], keep: Any = None) -> None:
         """Keep the state as the first disruption strikes (``capture()``, taken only then) and

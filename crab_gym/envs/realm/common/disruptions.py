@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
-from crab_gym.envs.realm.common.env import clock
+from crab_gym.envs.realm.common.env import hhmm
 
 
 class InvalidDisruptionError(ValueError):
@@ -116,8 +116,8 @@ def inject_and_report(env: Any, disruption: Any, now: int, payload: dict[str, An
     env._settle()
     applied = len(env.sim.applied) > before
     what = disruption.describe()
-    message = (f"applied at {clock(now)}: {what}" if applied
-               else f"scheduled: {what} (applies when the clock reaches {clock(disruption.start)})")
+    message = (f"applied at {hhmm(now)}: {what}" if applied
+               else f"scheduled: {what} (applies when the clock reaches {hhmm(disruption.start)})")
     if not applied:
         events.append(message)
     return disruption_report(applied, now, message, payload)

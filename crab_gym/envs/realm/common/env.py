@@ -2,7 +2,7 @@
 
 * :class:`RealmEnv`: the base of every REALM env (instance swaps, the reference, optimality,
   pending plans, words for LLM prompts, ``render()``).
-* :func:`goal_graph`, :func:`clock`, :func:`clipped`, :func:`classical_mds`, :func:`draw_seed`: helpers.
+* :func:`goal_graph`, :func:`hhmm`, :func:`clipped`, :func:`classical_mds`, :func:`draw_seed`: helpers.
 * :func:`checked_init`, :class:`InstanceKind`, :func:`check_option_keys`: constructor
   arguments checked the same way everywhere, with errors that say what *is* accepted.
 """
@@ -46,8 +46,10 @@ REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "c
 DAY = MAX_HOUR * 60
 
 
-def clock(minute: float) -> str:
-    """Minutes from midnight as ``HH:MM``."""
+@functools.lru_cache(maxsize=4096)
+def hhmm(minute: float) -> str:
+    """Minutes from midnight as ``HH:MM`` (kept for the minutes met again: every step's event
+    lines write a few)."""
     minute = int(round(minute))
     return f"{minute // 60:02d}:{minute % 60:02d}"
 

@@ -5,7 +5,6 @@ This module does not use ``from __future__ import annotations``: the action sign
 built inside a function with ``Literal`` types that pydantic must resolve.
 """
 
-import functools
 import operator
 from itertools import chain
 from pathlib import Path
@@ -19,7 +18,7 @@ from pydantic import ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
-from crab_gym.envs.realm.common.env import RealmEnv, checked_init, clock
+from crab_gym.envs.realm.common.env import RealmEnv, checked_init, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
@@ -106,10 +105,6 @@ def inst_index(ids: list[str], ident: str) -> int:
 
 #: The sub-goals: per cent of the best known relief delivered (see :func:`_relief`).
 RELIEF_MILESTONES = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
-
-
-#: Minutes from midnight as ``HH:MM``, kept for the minutes met again (every trip's event line).
-hhmm = functools.lru_cache(maxsize=4096)(clock)
 
 #: A region's amounts per resource (a dict by resource name) in :data:`RESOURCES` order, as a
 #: tuple (several names: ``itemgetter`` returns a tuple).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, LabelPlacer, colour
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import hhmm
 from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim

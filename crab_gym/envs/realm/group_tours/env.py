@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph
-from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.group_tours.check import check
@@ -368,7 +367,7 @@ class GroupToursEnv(RealmEnv):
             raise RuntimeError("assign runs through env.step(), which checks the slot first")
         self.schedule.assign(g, k, start)
         inst = self.instance
-        self._last_event = f"{inst.group_ids[g]} with {inst.guide_ids[k]} at {_clock(start)}"
+        self._last_event = f"{inst.group_ids[g]} with {inst.guide_ids[k]} at {hhmm(start)}"
 
     def _apply_plan(self) -> None:
         tours, self._pending = self._pending, None

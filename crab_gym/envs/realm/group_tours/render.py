@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on, short_id
-from crab_gym.envs.realm.common.env import clock as _clock
+from crab_gym.envs.realm.common.env import hhmm
 from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.sim import Schedule
@@ -24,13 +24,13 @@ def render_text(inst: P2Instance, s: Schedule) -> str:
         f"{int((s.guide_of >= 0).sum())}/{s.G} | waiting {s.waiting} min | imbalance {s.imbalance}"
     ]
     for k, gd in enumerate(inst.guides):
-        tours = " ".join(f"{inst.group_ids[g]}@{_clock(a)}" for a, g in s.tours[k])
+        tours = " ".join(f"{inst.group_ids[g]}@{hhmm(a)}" for a, g in s.tours[k])
         lines.append(
-            f"{gd.guide_id} [{_clock(gd.available_from)}-{_clock(gd.available_to)}, cap {gd.max_group_size}]: "
+            f"{gd.guide_id} [{hhmm(gd.available_from)}-{hhmm(gd.available_to)}, cap {gd.max_group_size}]: "
             f"{tours or '-'}"
         )
     todo = [
-        f"{grp.group_id}({grp.size}, arrives {_clock(grp.arrival)}, prefers {_clock(grp.preferred)})"
+        f"{grp.group_id}({grp.size}, arrives {hhmm(grp.arrival)}, prefers {hhmm(grp.preferred)})"
         for g, grp in enumerate(inst.groups)
         if s.guide_of[g] < 0
     ]
@@ -110,7 +110,7 @@ def _draw_hours(canvas: Canvas, c: _Chart, n_rows: int) -> None:
         canvas.line(c.x(h), c.top - 2, c.x(h), axis + 2, GRID)
         if (h - c.t0) % step == 0:
             canvas.line(c.x(h), axis, c.x(h), axis + 4, INK)
-            canvas.label(c.x(h), axis + 7, _clock(h), INK, align="centre")
+            canvas.label(c.x(h), axis + 7, hhmm(h), INK, align="centre")
     canvas.line(c.left, axis, c.width - c.right, axis, INK)
 
 

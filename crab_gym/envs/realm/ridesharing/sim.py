@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.env import hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.common.fleet.sim import (
     DELIVERED,
     ONBOARD,
@@ -26,7 +27,6 @@ from crab_gym.envs.realm.common.fleet.sim import (
     FleetSim,
     FleetVehicle,
     PlanError,
-    hhmm,  # minutes from midnight as HH:MM
     plan_codes,
     skip_served,
     stop_indices,

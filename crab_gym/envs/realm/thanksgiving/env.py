@@ -16,8 +16,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped, goal_graph
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped, goal_graph, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.thanksgiving.check import check

@@ -20,8 +20,7 @@ from crab_gym.envs.realm.common.disruptions import (
     InvalidDisruptionError,
     disruption_report,
 )
-from crab_gym.envs.realm.common.env import checked_init, clipped
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import checked_init, clipped, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference

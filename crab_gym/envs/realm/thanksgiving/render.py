@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from crab_gym.envs.canvas import Canvas, colour, ink_on
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import hhmm
 from crab_gym.envs.realm.common.viewer import StateViewer
 from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen

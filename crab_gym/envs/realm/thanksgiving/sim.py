@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from crab_gym.envs.realm.common.env import clock as hhmm
+from crab_gym.envs.realm.common.env import hhmm
 from crab_gym.envs.realm.common.event_clock import EventClock
 from crab_gym.envs.realm.thanksgiving.model import AIRPORT, HOME, FlightDelay, ThanksgivingInstance
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.common.env import hhmm  # minutes from midnight as HH:MM
 from crab_gym.envs.realm.common.fleet.sim import (
     DELIVERED,
     ONBOARD,
@@ -27,7 +28,6 @@ from crab_gym.envs.realm.common.fleet.sim import (
     FleetSim,
     FleetVehicle,
     PlanError,
-    hhmm,  # minutes from midnight as HH:MM
     plan_codes,
     skip_served,
     stop_indices,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, clock
+from crab_gym.envs.realm.common.env import InstanceKind, RealmEnv, hhmm
 from crab_gym.envs.realm.common.fleet.roads import same_items
 from crab_gym.envs.realm.common.fleet.sim import PlanError
 
@@ -140,7 +140,7 @@ class FleetEnv(RealmEnv):
         if veh.ended:
             return f"vehicle {vehicle} has {self.ended_words} its route"
         now = ", ".join(self.vehicle_ids[k] for k in sim.acting())
-        return f"vehicle {vehicle} is busy until {clock(veh.free)}; free now: {now}"
+        return f"vehicle {vehicle} is busy until {hhmm(veh.free)}; free now: {now}"
 
     def _stop_reason(self, v: int, stop: int) -> str | None:
         """Why vehicle ``v`` may not go to ``stop`` now (None: it may)."""

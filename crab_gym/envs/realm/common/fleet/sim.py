@@ -11,17 +11,10 @@ simulation says what a stop does (:meth:`FleetSim.go`), how a route ends
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from crab_gym.envs.realm.common.env import clock
-
-#: Minutes from midnight as ``HH:MM`` (:func:`~crab_gym.envs.realm.common.env.clock`), kept for
-#: the minutes met again: every step's event lines write a few.
-hhmm = functools.lru_cache(maxsize=4096)(clock)
 
 #: What happens to a stop: still to do, on board (or done, goods loaded), delivered.
 WAITING, ONBOARD, DELIVERED = 0, 1, 2
