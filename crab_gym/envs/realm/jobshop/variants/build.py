@@ -3,12 +3,14 @@
     python -m crab_gym.envs.realm.jobshop.variants.build            # resumable
     python -m crab_gym.envs.realm.jobshop.variants.build --force --only J3
     python -m crab_gym.envs.realm.jobshop.variants.build --summary  # the table, no solving
+    python -m crab_gym.envs.realm.jobshop.variants.build --force --names j3_large_00 --time-limit 120
 
 Instances come from the seeded generators (:data:`SHIPPED`: size -> seeds per problem);
 each reference is :func:`~.oracle.reference_record` with CP-SAT on one worker for
 :func:`~.references.time_limit` seconds per solve (2 s small, 5 s medium, 10 s large). A
 record already stored for the same instance data is kept (resumable); ``--force`` re-solves
-and keeps the better of the two plans.
+and keeps the better of the two plans. ``--names`` re-solves only those instances and
+``--time-limit`` overrides the seconds per solve (the record says which limit it had).
 """
 
 from __future__ import annotations
@@ -44,17 +46,20 @@ def _write(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
-def build(problems: list[str], force: bool = False) -> None:
+def build(problems: list[str], force: bool = False, names: list[str] | None = None,
+          seconds: float | None = None) -> None:
     refs = _load(REFERENCES)
     for problem in problems:
         shipped = instances(problem)
         _write(INSTANCES / f"{problem.lower()}.json", {"instances": {i.name: i.to_dict() for i in shipped}})
         for inst in shipped:
             old = refs.get(inst.name)
+            if names is not None and inst.name not in names:
+                continue
             if old and old.get("fingerprint") == inst.fingerprint() and not force:
                 continue
             began = time.perf_counter()
-            record = reference_record(inst, time_limit(inst))
+            record = reference_record(inst, seconds or time_limit(inst))
             if old and old.get("fingerprint") == inst.fingerprint() and old["value"] < record["value"]:
                 record = old  # a re-solve (wall-clock limits vary) never replaces a better plan
             refs[inst.name] = record
@@ -88,9 +93,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=list(SHIPPED), default=list(SHIPPED))
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--names", nargs="+", default=None, help="only these instances (e.g. j3_large_00)")
+    parser.add_argument("--time-limit", type=float, default=None, help="CP-SAT seconds per solve (default by size)")
     args = parser.parse_args(argv)
     if not args.summary:
-        build(args.only, args.force)
+        build(args.only, args.force, args.names, args.time_limit)
     print(summary())
 
 
