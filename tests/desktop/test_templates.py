@@ -208,6 +208,7 @@ def test_task_seed_defaults_come_from_the_reset_seed(fast_env):
     assert fast_env.task.seed != first.seed
     fast_env.reset(options={"task": "sort_lines", "task_seed": 3})
     assert fast_env.task.id == "sort_lines#3"
+    assert fast_env.task_description == fast_env.instruction and str(fast_env.machine.workdir) in fast_env.instruction
     with pytest.raises(ValueError, match="not a template"):
         fast_env.reset(options={"task": "create_file", "task_seed": 3})
 
@@ -222,3 +223,21 @@ def test_two_machine_render_shows_both_screens_side_by_side():
         assert frame[:, :320].std() > 0 and frame[:, 328:].std() > 0  # each screen drawn
     finally:
         env.close()
+
+
+def test_the_llm_adapter_drives_a_two_machine_task(cross_env):
+    import json as _json
+
+    from crab_gym.wrappers.llm_adapter import LLMAdapter
+
+    env = LLMAdapter(cross_env, list_legal_actions=0)
+    prompt, _ = env.reset(options={"task": "x_count_report", "task_seed": 2})
+    assert "{workdir" not in prompt and cross_env.machine_infos["pc2"]["workdir"] in prompt
+    assert "pc2__write_text" in prompt and "pc1:" in prompt and "pc2:" in prompt
+    total, terminated = 0.0, False
+    for call in cross_env.task.solution:
+        _, reward, terminated, _, _ = env.step(_json.dumps(call))
+        total += reward
+        if terminated:
+            break
+    assert terminated and total == pytest.approx(1.0)

@@ -192,6 +192,12 @@ class CrabDesktopEnv(CrabEnv):
         return self.environments.get(self.envs[0])
 
     @property
+    def task_description(self) -> str:
+        """The task in words with each machine's work directory filled in (what the LLM
+        adapter puts in its prompt; the raw description before the first reset)."""
+        return self.instruction or self.task.description
+
+    @property
     def machine_info(self) -> dict[str, Any]:
         return self.machine_infos.get(self.envs[0], {})
 
