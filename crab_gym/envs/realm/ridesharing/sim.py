@@ -76,6 +76,8 @@ class RideSim(FleetSim):
         schedule: disruptions to apply when the clock reaches their start (each has a start).
     """
 
+    ended_flag = "parked"
+
     def __init__(self, instance: P3Instance, schedule: Sequence[Any] = ()) -> None:
         self.inst = instance
         self.net = instance.network
@@ -105,18 +107,6 @@ class RideSim(FleetSim):
     copied = ("status", "assigned", "pending", "applied", "applied_as_given", "violations", "broken")
 
     # ------------------------------------------------------------------ time
-    @property
-    def clock(self) -> int | None:
-        """The earliest free minute among vehicles not parked (None: all parked); the
-        kit's rule, reading the flag itself (a step asks for it several times)."""
-        free = [v.free for v in self.vehicles if not v.parked]
-        return min(free) if free else None
-
-    def acting(self) -> list[int]:
-        """Vehicles that decide now (free at the clock), in index order."""
-        c = self.clock
-        return [k for k, v in enumerate(self.vehicles) if not v.parked and v.free == c]
-
     def idle_minute(self) -> int:
         """After every vehicle has parked, "now" is the start of the day."""
         return self.inst.start_time

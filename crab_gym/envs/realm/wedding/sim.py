@@ -75,6 +75,8 @@ class VehicleState(FleetVehicle):
 class WeddingSim(FleetSim):
     """The state of one episode (see the module docstring)."""
 
+    ended_flag = "finished"
+
     def __init__(self, instance: WeddingInstance, schedule: Sequence[Any] = ()) -> None:
         self.inst = instance
         self.net = instance.network
@@ -99,18 +101,6 @@ class WeddingSim(FleetSim):
     copied = ("status", "assigned", "delivered_at", "served_at", "pending", "applied")
 
     # ------------------------------------------------------------------ time
-    @property
-    def clock(self) -> int | None:
-        """The earliest free minute among vehicles not finished (None: all finished); the
-        kit's rule, reading the flag itself (a step asks for it several times)."""
-        free = [v.free for v in self.vehicles if not v.finished]
-        return min(free) if free else None
-
-    def acting(self) -> list[int]:
-        """Vehicles that decide now (free at the clock), in index order."""
-        c = self.clock
-        return [k for k, v in enumerate(self.vehicles) if not v.finished and v.free == c]
-
     def idle_minute(self) -> int:
         """A disruption injected for "now" after every route ended starts at minute 0."""
         return 0

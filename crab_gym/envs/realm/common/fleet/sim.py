@@ -62,6 +62,9 @@ class FleetSim:
     vehicles: list[Any]
     #: Attributes holding lists that :meth:`copy` copies (the vehicles are deep-copied).
     copied: tuple[str, ...] = ("pending", "applied")
+    #: The vehicle flag that marks an ended route (:attr:`FleetVehicle.ended`'s, read directly:
+    #: a step asks for the clock several times).
+    ended_flag: str = "ended"
 
     def _start_schedule(self, schedule: Sequence[Any]) -> None:
         """Disruptions still to come (by start) and those applied (as in force)."""
@@ -81,7 +84,8 @@ class FleetSim:
     @property
     def clock(self) -> int | None:
         """The earliest free minute among vehicles still driving (None: every route ended)."""
-        free = [v.free for v in self.vehicles if not v.ended]
+        flag = self.ended_flag
+        free = [v.free for v in self.vehicles if not getattr(v, flag)]
         return min(free) if free else None
 
     @property
@@ -90,8 +94,8 @@ class FleetSim:
 
     def acting(self) -> list[int]:
         """Vehicles that decide now (free at the clock), in index order."""
-        c = self.clock
-        return [k for k, v in enumerate(self.vehicles) if not v.ended and v.free == c]
+        c, flag = self.clock, self.ended_flag
+        return [k for k, v in enumerate(self.vehicles) if not getattr(v, flag) and v.free == c]
 
     def idle_minute(self) -> int:
         """The minute standing for "now" when every route has ended (a family's choice)."""
