@@ -40,7 +40,7 @@ KNOWN_BROKEN: dict[tuple[str, int], str] = {}
 #: Examples that start a real X desktop: on a machine without its Debian packages they must fail
 #: with MissingSystemPackageError, and are skipped then (CI installs the packages).
 NEEDS_DESKTOP = {("docs/desktop.md", 0)}
-DESKTOP_PROGRAMS = ("Xvfb", "xauth", "openbox", "xdotool", "wmctrl", "xterm", "mousepad", "gsettings")
+DESKTOP_PROGRAMS = ("Xvfb", "xauth", "openbox", "xdotool", "wmctrl", "xterm", "mousepad", "gsettings", "xclip")
 
 
 def examples() -> list:
