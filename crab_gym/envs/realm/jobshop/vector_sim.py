@@ -24,7 +24,13 @@ the sentinel moves up one: three point writes per env, no shifting.
 Both fit tests are one subtraction: ``slot - (p << 32 | threshold)`` has its sign bit set when
 the gap is too short and its bit 31 set (a borrow) when the start is too early. The test runs
 on the gathered rows transposed (slots x envs), where the per-env numbers broadcast along the
-contiguous axis and the least key is a reduction over a handful of rows.
+contiguous axis and the least key is a reduction over a handful of rows. Wide rows (64 slots
+or more, as J3's 200x50) are gathered only up to the fullest gathered row's sentinel: the
+slots after it are unused in every gathered row.
+
+**Jobs of different lengths** (``job_lengths``, for J3's jobs padded to one length): a job
+completes with its last real operation (the cells after it are never dispatched), and a
+delay moves the job's bounds only up to its length.
 
 Times stay below 2**24, where float32 observations are exact. (With zero-duration operations
 the times are always the single engine's; several of them at one instant on one machine may
@@ -60,9 +66,18 @@ class JobShopBatch:
     N x M) and ``mask`` (int8, N x n), as in the single engine. ``processing_time``
     (float32) and ``machine`` (int64) are the instances' data as observed: they are replaced,
     never written in place, when an instance changes, so a reference handed out stays valid.
+    ``job_lengths`` (N x n): each job's real operations, the rest padding that is never
+    dispatched and is observed as done with bound 0 (None: every job has ``n_ops``);
+    ``n_scheduled`` then counts real operations.
     """
 
-    def __init__(self, instances: Sequence[JSSPInstance], *, track_bound: bool = True) -> None:
+    def __init__(
+        self,
+        instances: Sequence[JSSPInstance],
+        *,
+        track_bound: bool = True,
+        job_lengths: Sequence[Sequence[int]] | None = None,
+    ) -> None:
         if not instances:
             raise ValueError("JobShopBatch needs at least one instance")
         first = instances[0]
@@ -71,6 +86,9 @@ class JobShopBatch:
         self.n_machines = first.n_machines
         self.n_total = self.n_jobs * self.n_ops
         self.track_bound = track_bound
+        self.job_lengths = None if job_lengths is None else np.asarray(job_lengths, dtype=np.int64)
+        if self.job_lengths is not None and self.job_lengths.shape != (n, self.n_jobs):
+            raise ValueError(f"job_lengths must be ({n}, {self.n_jobs}), got {self.job_lengths.shape}")
         # slots per machine row: room for every operation the machine gets, plus the
         # sentinel, rounded up to a power of two (the slot index lives in a key's low bits)
         per_machine = max(_most_per_machine(inst) for inst in instances)
@@ -97,7 +115,6 @@ class JobShopBatch:
         self.slot_count = np.zeros(n * self.n_machines, dtype=np.int64)
         self._later = (np.arange(self.n_ops)[None, :] >= np.arange(self.n_ops)[:, None]).astype(np.float32)
         self._all = np.arange(n)
-        self._lines = self._all * self.width  # row starts in a gathered (n, W) block
         self._job_base = self._all * self.n_jobs
         self.reset()
 
@@ -121,6 +138,16 @@ class JobShopBatch:
         self._table_cumsum32 = cs.astype(np.float32)
         self._table_after = (cs[:, :, -1:] - cs).ravel()
         self._table_initial_lb = cs[:, :, -1].max(axis=1)
+        self._table_length: np.ndarray | None = None
+        self._table_live: np.ndarray | None = None
+        if self.job_lengths is not None:  # a job ends at its length: the cells after it stay still
+            first_row = np.unique(index, return_index=True)[1]
+            lengths = self.job_lengths[first_row]
+            self._table_length = lengths.ravel()
+            live = (np.arange(self.n_ops) < lengths[:, :, None]).astype(np.float32)
+            self._table_live = live.reshape(-1, self.n_ops)
+            self._table_cumsum32 *= live  # padding shows bound 0 and done, as a job's end does
+            self._table_done0 = (1 - live).astype(np.int8)
         self.env_table = index
         self._one_instance = len(chosen) == 1
         self.processing_time = dur[index].astype(np.float32)
@@ -149,6 +176,8 @@ class JobShopBatch:
     def set_instances(self, rows: Sequence[int], instances: Sequence[JSSPInstance]) -> None:
         """Give the envs ``rows`` other instances of the batch's size (then :meth:`reset`
         them). The observed data arrays are rebuilt, never changed in place."""
+        if self.job_lengths is not None:
+            raise ValueError("set_instances: a batch built with job_lengths keeps its instances")
         merged = list(self.instances)
         for i, inst in zip(rows, instances, strict=True):
             merged[int(i)] = inst
@@ -166,7 +195,7 @@ class JobShopBatch:
         self.lb_makespan[r] = self._table_initial_lb[table]
         self.n_scheduled[r] = 0
         self.jobs_done[r] = 0
-        self.done[r] = 0
+        self.done[r] = 0 if self._table_live is None else self._table_done0[table]
         self.lower_bound[r] = self._table_cumsum32[table]
         self.machine_available[r] = 0
         self.mask[r] = 1
@@ -214,38 +243,38 @@ class JobShopBatch:
         p = self._table_duration[op]
         t0 = self.job_ready.ravel()[rj]
         rm = envs * self.n_machines + mc
-        start, end = self._place_in_gap(rm, t0, p, every)
+        start, end = self._place_in_gap(rm, t0, p)
         # the env's own arrays
         self.done.ravel()[rj * self.n_ops + k] = 1
         self.job_ready.ravel()[rj] = end
         self.next_op.ravel()[rj] = k + 1
-        self._shift_bounds(rj, k, start - t0)
-        self._tally(envs, rj, op, k + 1 == self.n_ops, end, every)
+        self._shift_bounds(rj, tj, k, start - t0)
+        last = self.n_ops if self._table_length is None else self._table_length[tj]
+        self._tally(envs, rj, op, k + 1 == last, end, every)
 
-    def _place_in_gap(
-        self, rm: np.ndarray, t0: np.ndarray, p: np.ndarray, every: bool
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _place_in_gap(self, rm: np.ndarray, t0: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Put each operation (duration ``p``, ready at ``t0``) in the first gap of its
         (env, machine) row ``rm`` that holds it (see the module docstring); its (start, end)."""
         width, shift = self.width, self.shift
-        gathered = self.slots.take(rm, axis=0)  # (K, W)
-        by_slot = gathered.T.copy()  # (W, K)
+        count = self.slot_count[rm]
+        if width >= 64:  # wide rows (J3's 128 slots): only the slots up to the fullest row's sentinel
+            gathered = self.slots[rm, : int(count.max()) + 1]
+        else:  # narrow rows (P11's 16): whole rows are cheaper to gather
+            gathered = self.slots.take(rm, axis=0)
+        by_slot = gathered.T.copy()  # (slots, K)
         test = by_slot - ((p << 32) | ((2 * (t0 + p)) << shift))
         test &= _MISS
         by_slot &= _LOW
         by_slot |= test  # a key, with a high bit set where the slot does not fit
         best = by_slot.view(np.uint64).min(axis=0).view(np.int64)
         slot = best & (width - 1)
-        line = self._lines if every else np.arange(len(rm)) * width
-        flat = gathered.ravel()
-        count = self.slot_count[rm]
-        next_start = best >> (shift + 1)
-        prev_end = next_start - (flat[line + slot] >> 32)
-        last_end = self.time_limit - (flat[line + count] >> 32)
-        start = np.maximum(prev_end, t0)
-        end = start + p
         out = self.slots.ravel()
         base = rm * width
+        next_start = best >> (shift + 1)
+        prev_end = next_start - (out[base + slot] >> 32)
+        last_end = self.time_limit - (out[base + count] >> 32)
+        start = np.maximum(prev_end, t0)
+        end = start + p
         out[base + slot] = (((2 * next_start + (next_start == end)) << shift) | slot) | ((next_start - end) << 32)
         out[base + count] = (((2 * start + (start == prev_end)) << shift) | count) | ((start - prev_end) << 32)
         last_end = np.maximum(last_end, end)
@@ -254,14 +283,16 @@ class JobShopBatch:
         self.machine_available.ravel()[rm] = last_end
         return start, end
 
-    def _shift_bounds(self, rj: np.ndarray, k: np.ndarray, delay: np.ndarray) -> None:
-        """The job's bounds from operation k on move by this operation's delay (whole numbers
-        below 2**24 are exact in float32, so they equal the single engine's)."""
+    def _shift_bounds(self, rj: np.ndarray, tj: np.ndarray, k: np.ndarray, delay: np.ndarray) -> None:
+        """The job's bounds from operation k on (to its length) move by this operation's delay
+        (whole numbers below 2**24 are exact in float32, so they equal the single engine's)."""
         late = np.flatnonzero(delay)  # most operations start when their job is ready
         if len(late):
             lb_rows = self.lower_bound.reshape(-1, self.n_ops)
             rows_late = rj[late]
             shifted = self._later.take(k[late], axis=0)
+            if self._table_live is not None:
+                shifted *= self._table_live.take(tj[late], axis=0)
             shifted *= delay[late].astype(np.float32)[:, None]
             shifted += lb_rows.take(rows_late, axis=0)
             lb_rows[rows_late] = shifted

@@ -114,8 +114,9 @@ class J3VectorEnv(gym.vector.VectorEnv):
     """``num_envs`` Realm-J3-v0 envs in numpy arrays: P11's batched engine
     (:class:`~crab_gym.envs.realm.jobshop.vector_sim.JobShopBatch`) on the jobs padded to one
     length with zero-duration operations on spare machines of their own (at most
-    :data:`PER_SPARE` per spare machine), which are placed at once after a job's last real
-    operation, so that they never touch a real machine. Equal step for step to N single
+    :data:`PER_SPARE` per spare machine), which are never dispatched: the engine is given each
+    job's real length (``job_lengths``), so a job completes with its last real operation and
+    its bounds never move into the padding. Equal step for step to N single
     envs: same observations (padding shown as in the single env), rewards, terminations,
     makespans and optimality (tested). Actions, autoreset, ``info`` and ``action_masks()`` as
     :class:`ShopVectorEnv`; ``copy=False`` returns read-only views of the state arrays
@@ -149,25 +150,26 @@ class J3VectorEnv(gym.vector.VectorEnv):
         self._weights = (first.progress_weight, first.optimality_weight, first.invalid_action_penalty)
         self._measure = np.array([e.reference.measure or 0.0 for e in envs], dtype=np.float64)
         self.batch, real = _padded_batch(self.instances)
-        self._real, self._realf, self._length = real, real.astype(np.float32), real.sum(axis=2)
+        self._length = real.sum(axis=2)
         self._machine = np.where(real, self.batch.machine, 0)
         self._n_ops = np.stack([e._obs_nops for e in envs])
         for a in (self._machine, self._n_ops):
             a.flags.writeable = False
-        self._total = self.batch.n_jobs * self.batch.n_ops
+        self._total = self._length.sum(axis=1)  # real operations per env
+        self._real_machines = first.instance.n_machines  # the spare machines are not observed
         self._needs_reset = np.zeros(num_envs, dtype=bool)
 
     def _restart(self, rows: np.ndarray) -> None:
         b = self.batch
         b.reset(rows)
-        b.done[rows] = ~self._real[rows]
-        b.lower_bound[rows] *= self._realf[rows]
         self._needs_reset[rows] = False
 
     def _observation(self) -> dict[str, np.ndarray]:
+        """The engine's state arrays: copied (``copy=True``: nothing the env later writes is
+        handed out) or read-only views; the instance arrays are read-only and never change."""
         b = self.batch
-        state = {"done": b.done, "lower_bound": b.lower_bound, "machine_available": b.machine_available[:, :-self._spare]
-                 if self._spare else b.machine_available, "action_mask": b.mask}
+        state = {"done": b.done, "lower_bound": b.lower_bound, "machine_available": b.machine_available[:, : self._real_machines],
+                 "action_mask": b.mask}
         if self.copy:
             state = {k: np.array(v) for k, v in state.items()}
         else:
@@ -175,10 +177,6 @@ class J3VectorEnv(gym.vector.VectorEnv):
             for v in state.values():
                 v.flags.writeable = False
         return {"processing_time": b.processing_time, "machine": self._machine, "n_ops": self._n_ops, **state}
-
-    @property
-    def _spare(self) -> int:
-        return self.batch.n_machines - self.instances[0].n_machines
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         mask = (options or {}).get("reset_mask")
@@ -192,7 +190,6 @@ class J3VectorEnv(gym.vector.VectorEnv):
         resetting = self._needs_reset.copy()
         before = b.jobs_done.copy()
         legal = b.try_dispatch(jobs, skip=resetting)
-        self._place_padding(jobs, legal)
         pw, ow, penalty = self._weights
         n = b.n_jobs
         rewards = np.where(legal, 0.0 + pw * (b.jobs_done / n - before / n), 0.0 - penalty)
@@ -212,22 +209,6 @@ class J3VectorEnv(gym.vector.VectorEnv):
         infos = {"valid": legal | resetting, "makespan": makespan, "_makespan": done_mask,
                  "optimality": optimality, "_optimality": done_mask}
         return self._observation(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
-
-    def _place_padding(self, jobs: np.ndarray, legal: np.ndarray) -> None:
-        """Place at once the padding operations that follow a job's last real operation, and
-        show the padded cells as the single env does (done, bound 0)."""
-        b = self.batch
-        rows = np.flatnonzero(legal)
-        if not len(rows):
-            return
-        j = jobs[rows]
-        ends = (b.next_op[rows, j] == self._length[rows, j]) & (self._length[rows, j] < b.n_ops)
-        if ends.any():  # the job's last real operation: its padding follows at once
-            skip = np.ones(self.num_envs, dtype=bool)
-            skip[rows[ends]] = False
-            for _ in range(b.n_ops - int(self._length[rows[ends], j[ends]].min())):
-                b.try_dispatch(jobs, skip=skip)
-        b.lower_bound[rows, j] *= self._realf[rows, j]
 
     def action_masks(self) -> np.ndarray:
         return self.batch.mask.astype(bool)
@@ -263,7 +244,7 @@ def _padded_batch(instances: list[Any]) -> tuple[JobShopBatch, np.ndarray]:
                 counter += extra
             memo[id(inst)] = JSSPInstance(durations=durations, machines=machines, name=inst.name, n_machines=M + spare)
         padded.append(memo[id(inst)])
-    return JobShopBatch(padded, track_bound=False), real
+    return JobShopBatch(padded, track_bound=False, job_lengths=real.sum(axis=2)), real
 
 
 class J2VectorEnv(ShopVectorEnv):
