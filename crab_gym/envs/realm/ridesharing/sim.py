@@ -34,7 +34,6 @@ from crab_gym.envs.realm.common.fleet.sim import (
     vehicle_codes,
 )
 from crab_gym.envs.realm.ridesharing.model import P3Instance
-from crab_gym.envs.realm.ridesharing.network import active_at
 
 __all__ = ["DELIVERED", "ONBOARD", "WAITING", "PlanError", "RideSim", "VehicleState", "Visit", "hhmm", "plan_codes",
            "simulate_plan"]
@@ -115,7 +114,7 @@ class RideSim(FleetSim):
         """Shortest-path minutes for a trip departing at ``t`` (default: the clock)."""
         if t is None:
             t = self.now()
-        return self.net.matrix_at(active_at(self.applied, t), t)
+        return self._matrix(t)  # net.matrix_at(active_at(applied, t), t), remembered
 
     def _applied(self, given: Any, in_force: Any) -> None:
         self.applied_as_given.append(given)

@@ -110,7 +110,7 @@ class WeddingSim(FleetSim):
         if t is None:
             clock = self.clock
             t = clock if clock is not None else max(v.free for v in self.vehicles)
-        return self.net.matrix_at(self.applied, t)
+        return self._matrix(t)  # net.matrix_at(applied, t), remembered
 
     # ------------------------------------------------------------------ legality
     def timing(self, v: int, stop: int, m: np.ndarray | None = None) -> tuple[int, int, int]:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crab_gym.envs.realm.common.fleet.roads import in_force
+
 #: What happens to a stop: still to do, on board (or done, goods loaded), delivered.
 WAITING, ONBOARD, DELIVERED = 0, 1, 2
 
@@ -100,6 +102,18 @@ class FleetSim:
     def idle_minute(self) -> int:
         """The minute standing for "now" when every route has ended (a family's choice)."""
         raise NotImplementedError
+
+    def _matrix(self, t: int) -> Any:
+        """The network's shortest-path minutes for a trip departing at ``t`` under the
+        disruptions applied and in force then (read only), remembered for the last minute
+        asked until another disruption is applied: a step asks for the same one several times."""
+        applied = self.applied
+        last = self.__dict__.get("_last_matrix")
+        if last is not None and last[0] == t and last[1] is applied and last[2] == len(applied):
+            return last[3]
+        m = self.net.disrupted(in_force(applied, t), t)
+        self._last_matrix = (t, applied, len(applied), m)
+        return m
 
     def now(self) -> int:
         """The clock, or :meth:`idle_minute` once every route has ended."""
