@@ -96,6 +96,7 @@ class JobShopBatch:
         self.width = 1 << self.shift
         #: Every time stays below this (the sentinel's start).
         self.time_limit = min(1 << (29 - self.shift), _EXACT) - 1
+        self._sentinel_key = (2 * self.time_limit) << self.shift  # a sentinel's key without its slot
         self.instances: list[JSSPInstance] = list(instances)
         self._build_table(self.instances)
         shape = (n, self.n_jobs, self.n_ops)
@@ -206,7 +207,7 @@ class JobShopBatch:
 
     def _sentinel(self, slot: np.ndarray | int, last_end: np.ndarray | int) -> np.ndarray | int:
         """The packed sentinel at ``slot`` after a machine's last end ``last_end``."""
-        return (((2 * self.time_limit) << self.shift) | slot) | ((self.time_limit - last_end) << 32)
+        return (self._sentinel_key | slot) | ((self.time_limit - last_end) << 32)
 
     def _legality(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(N,) bool: ``jobs[i]`` is a job of env ``i`` with operations left; the jobs clipped
@@ -269,17 +270,21 @@ class JobShopBatch:
         best = by_slot.view(np.uint64).min(axis=0).view(np.int64)
         slot = best & (width - 1)
         out = self.slots.ravel()
-        base = rm * width
+        at_count = rm * width
+        at_slot = at_count + slot
+        at_count += count
         next_start = best >> (shift + 1)
-        prev_end = next_start - (out[base + slot] >> 32)
-        last_end = self.time_limit - (out[base + count] >> 32)
+        prev_end = next_start - (out[at_slot] >> 32)
+        last_end = self.time_limit - (out[at_count] >> 32)
         start = np.maximum(prev_end, t0)
         end = start + p
-        out[base + slot] = (((2 * next_start + (next_start == end)) << shift) | slot) | ((next_start - end) << 32)
-        out[base + count] = (((2 * start + (start == prev_end)) << shift) | count) | ((start - prev_end) << 32)
-        last_end = np.maximum(last_end, end)
-        out[base + count + 1] = self._sentinel(count + 1, last_end)
-        self.slot_count[rm] = count + 1
+        out[at_slot] = (((2 * next_start + (next_start == end)) << shift) | slot) | ((next_start - end) << 32)
+        out[at_count] = (((2 * start + (start == prev_end)) << shift) | count) | ((start - prev_end) << 32)
+        np.maximum(last_end, end, out=last_end)
+        count += 1
+        at_count += 1
+        out[at_count] = (self._sentinel_key | count) | ((self.time_limit - last_end) << 32)
+        self.slot_count[rm] = count
         self.machine_available.ravel()[rm] = last_end
         return start, end
 

@@ -188,8 +188,9 @@ class J3VectorEnv(gym.vector.VectorEnv):
         b = self.batch
         jobs = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
         resetting = self._needs_reset.copy()
+        waiting = bool(resetting.any())
         before = b.jobs_done.copy()
-        legal = b.try_dispatch(jobs, skip=resetting)
+        legal = b.try_dispatch(jobs, skip=resetting if waiting else None)
         pw, ow, penalty = self._weights
         n = b.n_jobs
         rewards = np.where(legal, 0.0 + pw * (b.jobs_done / n - before / n), 0.0 - penalty)
@@ -202,7 +203,7 @@ class J3VectorEnv(gym.vector.VectorEnv):
             optimality[rows] = [optimality_ratio(self._measure[i] or None, float(b.makespan[i])) for i in rows]
             rewards[rows] += ow * optimality[rows]
             self._needs_reset[rows] = True
-        if resetting.any():
+        if waiting:
             rows = np.flatnonzero(resetting)
             self._restart(rows)
             rewards[rows] = 0.0
