@@ -17,7 +17,7 @@ from .test_vector_env import drive_both
 
 
 def _crowded(seed: int, n_jobs: int = 9, n_ops: int = 8, n_machines: int = 1) -> JSSPInstance:
-    """Every operation on one or two machines: 72 operations on a machine, 128-slot rows."""
+    """Every operation on one or two machines: up to 72 operations on a machine: rows of 64 slots or more."""
     rng = np.random.default_rng(seed)
     durations = rng.integers(0, 6, size=(n_jobs, n_ops))  # zero durations included
     machines = rng.integers(0, n_machines, size=(n_jobs, n_ops))

@@ -25,8 +25,9 @@ Both fit tests are one subtraction: ``slot - (p << 32 | threshold)`` has its sig
 the gap is too short and its bit 31 set (a borrow) when the start is too early. The test runs
 on the gathered rows transposed (slots x envs), where the per-env numbers broadcast along the
 contiguous axis and the least key is a reduction over a handful of rows. Wide rows (64 slots
-or more, as J3's 200x50) are gathered only up to the fullest gathered row's sentinel: the
-slots after it are unused in every gathered row.
+or more, as J3's 200x50: 69 slots, the most operations a machine gets plus the sentinel) are
+gathered only up to the fullest gathered row's sentinel: the slots after it are unused in
+every gathered row.
 
 **Jobs of different lengths** (``job_lengths``, for J3's jobs padded to one length): a job
 completes with its last real operation (the cells after it are never dispatched), and a
@@ -89,11 +90,14 @@ class JobShopBatch:
         self.job_lengths = None if job_lengths is None else np.asarray(job_lengths, dtype=np.int64)
         if self.job_lengths is not None and self.job_lengths.shape != (n, self.n_jobs):
             raise ValueError(f"job_lengths must be ({n}, {self.n_jobs}), got {self.job_lengths.shape}")
-        # slots per machine row: room for every operation the machine gets, plus the
-        # sentinel, rounded up to a power of two (the slot index lives in a key's low bits)
+        # slots per machine row: room for every operation the machine gets, plus the sentinel
+        # (the slot index lives in a key's low ``shift`` bits); rounded up to a power of two
+        # below 64 slots (room for other instances' rows in set_instances), else just enough:
+        # less memory to walk (J3: 69 slots, not 128)
         per_machine = max(_most_per_machine(inst) for inst in instances)
         self.shift = max(1, int(per_machine).bit_length())
-        self.width = 1 << self.shift
+        self.width = 1 << self.shift if per_machine < 64 else int(per_machine) + 1
+        self._slot_bits = (1 << self.shift) - 1  # a key's slot index
         #: Every time stays below this (the sentinel's start).
         self.time_limit = min(1 << (29 - self.shift), _EXACT) - 1
         self._sentinel_key = (2 * self.time_limit) << self.shift  # a sentinel's key without its slot
@@ -258,7 +262,7 @@ class JobShopBatch:
         (env, machine) row ``rm`` that holds it (see the module docstring); its (start, end)."""
         width, shift = self.width, self.shift
         count = self.slot_count[rm]
-        if width >= 64:  # wide rows (J3's 128 slots): only the slots up to the fullest row's sentinel
+        if width >= 64:  # wide rows (J3's 69 slots): only the slots up to the fullest row's sentinel
             gathered = self.slots[rm, : int(count.max()) + 1]
         else:  # narrow rows (P11's 16): whole rows are cheaper to gather
             gathered = self.slots.take(rm, axis=0)
@@ -268,7 +272,7 @@ class JobShopBatch:
         by_slot &= _LOW
         by_slot |= test  # a key, with a high bit set where the slot does not fit
         best = by_slot.view(np.uint64).min(axis=0).view(np.int64)
-        slot = best & (width - 1)
+        slot = best & self._slot_bits
         out = self.slots.ravel()
         at_count = rm * width
         at_slot = at_count + slot
