@@ -41,7 +41,7 @@ GENERATOR_KEYS = {
     **dict.fromkeys(("Realm-P6-v0", "Realm-P9-v0"), ["n_members", "n_tasks", "n_cars", "size"]),
     "Realm-P10-v0": ["n_components", "n_suppliers", "n_days", "size"],
     "Realm-P7-v0": ["n_regions", "n_vehicles", "size"],
-    "Realm-P11-v0": ["n_jobs", "n_machines", "low", "high"],
+    "Realm-P11-v0": ["n_jobs", "n_machines", "low", "high", "construction"],
     **dict.fromkeys(("Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"), ["n_jobs", "n_machines", "size"]),
 }
 

@@ -242,7 +242,7 @@ def test_an_env_built_without_gym_make_finds_its_table():
 def test_an_env_without_a_name_table_is_a_clear_error():
     from tests.core.toy_env import LampsEnv
 
-    with pytest.raises(ValueError, match="no name table for LampsEnv: pass name_fields"):
+    with pytest.raises(ValueError, match=r"no name table for (LampsEnv|crab_gym_test/Lamps-v0): pass name_fields"):
         ObfuscatedEnv(LampsEnv())
 
 
