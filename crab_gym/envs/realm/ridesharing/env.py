@@ -335,22 +335,10 @@ class RideSharingEnv(FleetEnv):
     def _get_obs(self) -> dict[str, Any]:
         sim = self.sim
         clock = sim.clock
-        # one table of the vehicles' numbers and one of the requests' (a numpy call each,
-        # not one per key): rows location, free minute, load, seats, acting, parked
-        table = np.array(
-            [(v.loc, min(v.free, MAX_MINUTE), v.load, v.capacity, not v.parked and v.free == clock, v.parked)
-             for v in sim.vehicles],
-            dtype=np.int64,
-        ).T
-        requests = np.array((sim.status, sim.assigned), dtype=np.int64)
+        requests = np.array((sim.status, sim.assigned), dtype=np.int64)  # one numpy call for both rows
         return {
             "clock": np.array([min(clock if clock is not None else self._last_time(), MAX_MINUTE)], dtype=np.float32),
-            "vehicle_location": table[0].copy(),
-            "vehicle_free_at": table[1].astype(np.float32),
-            "vehicle_load": table[2].astype(np.float32),
-            "vehicle_capacity": table[3].astype(np.float32),
-            "vehicle_acting": table[4].astype(np.int8),
-            "vehicle_parked": table[5].astype(np.int8),
+            **self._vehicle_obs([v.load for v in sim.vehicles], "vehicle_location", "vehicle_parked"),
             "request_status": requests[0].copy(),
             "request_vehicle": requests[1] + 1,
             "request_places": self._request_places.copy(),

@@ -329,21 +329,9 @@ class WeddingEnv(FleetEnv):
         sim = self.sim
         clock = sim.clock
         now = clock if clock is not None else max(v.free for v in sim.vehicles)
-        # one table of the vehicles' numbers (a numpy call, not one per key): rows place,
-        # free minute, load, seats, acting, finished
-        table = np.array(
-            [(v.loc, min(v.free, MAX_MINUTE), len(v.guests), v.capacity, not v.finished and v.free == clock, v.finished)
-             for v in sim.vehicles],
-            dtype=np.int64,
-        ).T
         return {
             "clock": np.array([min(now, MAX_MINUTE)], dtype=np.float32),
-            "vehicle_place": table[0].copy(),
-            "vehicle_free_at": table[1].astype(np.float32),
-            "vehicle_load": table[2].astype(np.float32),
-            "vehicle_capacity": table[3].astype(np.float32),
-            "vehicle_acting": table[4].astype(np.int8),
-            "vehicle_finished": table[5].astype(np.int8),
+            **self._vehicle_obs([len(v.guests) for v in sim.vehicles], "vehicle_place", "vehicle_finished"),
             "item_status": np.array(sim.status, dtype=np.int64),
             "item_place": self._item_place.copy(),
             "item_times": self._item_times.copy(),

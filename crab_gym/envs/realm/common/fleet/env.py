@@ -237,6 +237,26 @@ class FleetEnv(RealmEnv):
             memo = self._travel_memo = (m, np.minimum(m, MAX_TRAVEL).astype(np.float32))
         return memo[1].copy()
 
+    def _vehicle_obs(self, loads: Sequence[int], place_key: str, ended_key: str) -> dict[str, np.ndarray]:
+        """The vehicles' part of the observation, from one table of their numbers (a numpy
+        call, not one per key): place, free minute, load (``loads``: the family's count),
+        seats, acting now, route ended; the family names the place and ended keys."""
+        sim = self.sim
+        clock, flag = sim.clock, sim.ended_flag
+        table = np.array(
+            [(v.loc, min(v.free, MAX_MINUTE), load, v.capacity, not getattr(v, flag) and v.free == clock, getattr(v, flag))
+             for v, load in zip(sim.vehicles, loads)],
+            dtype=np.int64,
+        ).T
+        return {
+            place_key: table[0].copy(),
+            "vehicle_free_at": table[1].astype(np.float32),
+            "vehicle_load": table[2].astype(np.float32),
+            "vehicle_capacity": table[3].astype(np.float32),
+            "vehicle_acting": table[4].astype(np.int8),
+            ended_key: table[5].astype(np.int8),
+        }
+
     def _mask_obs(self) -> np.ndarray:
         """The observation's ``action_mask``: ``action_masks()`` as int8."""
         return self.action_masks().astype(np.int8)
