@@ -214,4 +214,4 @@ def test_every_upstream_p10_file_loads():
             inst = load_realm_instance(path)
         assert isinstance(inst, P10Instance)
         fills = [w for w in caught if issubclass(w.category, RealmRepairWarning)]
-        assert len(fills) == 7, path.name
+        assert len(fills) == 8, path.name  # seven fills and the penalty for GPUs not delivered
