@@ -202,6 +202,8 @@ class DisruptedRealmEnv(RealmEnv):
         (in force now, in words)."""
         fired, self._fired = self._fired, []
         active = self._active_disruptions()  # frozen models: their words are worked out once
+        if not active:  # most steps: nothing in force, no lookup
+            return {"disruptions": fired, "active_disruptions": []}
         words = self._per_instance("active_words", lambda: [d.describe() for d in active], *active)
         return {"disruptions": fired, "active_disruptions": list(words)}
 
