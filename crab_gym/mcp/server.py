@@ -24,11 +24,9 @@ check refuses a ``Host`` header that does not name this machine.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 import os
-import secrets
 import sys
 import warnings
 from collections.abc import AsyncIterator, Callable
@@ -38,13 +36,15 @@ from types import SimpleNamespace
 from typing import Any
 
 from crab_gym._optional import require as require_extra
+from crab_gym.core import serving
+from crab_gym.core.serving import is_loopback, print_err
 from crab_gym.mcp import tools
 from crab_gym.mcp.recording import EpisodeRecorder
 from crab_gym.mcp.sessions import Session, SessionRegistry
 from crab_gym.mcp.stdio import open_pipes
 
 #: The token's environment variable: the same one ``crab-gym serve`` reads.
-TOKEN_ENV_VAR = "CRAB_GYM_TOKEN"
+TOKEN_ENV_VAR = serving.TOKEN_ENV_VAR
 SERVER_NAME = "crab-gym"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8766
@@ -264,27 +264,10 @@ def http_app(registry: SessionRegistry, token: str, *, host: str = DEFAULT_HOST,
     return BearerGuard(app, token)
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def resolve_token(token: str | None) -> str:
     """The given token, else ``$CRAB_GYM_TOKEN``, else a new random one (printed on stderr)."""
-    token = token or os.environ.get(TOKEN_ENV_VAR) or ""
-    if token:
-        if len(token) < 16:
-            warnings.warn("the server token is shorter than 16 characters: easy to guess", stacklevel=2)
-        return token
-    token = secrets.token_urlsafe(32)
-    print(f"crab-gym mcp: generated token (clients send 'Authorization: Bearer <token>'): {token}",
-          file=sys.stderr, flush=True)
-    return token
+    return serving.resolve_token(token, lambda new: print_err(
+        f"crab-gym mcp: generated token (clients send 'Authorization: Bearer <token>'): {new}"))
 
 
 def serve_http(recorder: EpisodeRecorder, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,

@@ -21,13 +21,10 @@ annotation, which lives in a local scope.)
 """
 
 import contextlib
-import ipaddress
 import json
-import os
 import secrets
 import signal
 import socket
-import sys
 import threading
 import time
 import warnings
@@ -35,7 +32,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from crab_gym._optional import require as require_extra
+from crab_gym.core import serving
 from crab_gym.core.action import Action, ActionArgumentError
+from crab_gym.core.serving import is_loopback, print_err
 from crab_gym.envs.desktop import wire
 from crab_gym.envs.desktop.actions import MACHINE_ACTIONS
 from crab_gym.envs.desktop.machine import DesktopMachine
@@ -44,7 +43,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 #: Default largest request body in bytes.
 DEFAULT_MAX_BODY = 256 * 1024
-TOKEN_ENV_VAR = "CRAB_GYM_TOKEN"
+TOKEN_ENV_VAR = serving.TOKEN_ENV_VAR
 
 
 def _fastapi() -> Any:
@@ -219,28 +218,9 @@ def _wrap(app: Any, token: str, max_body: int) -> Any:
 # --------------------------------------------------------------------------- running
 def resolve_token(token: str | None, *, announce: Callable[[str], None] | None = None) -> str:
     """The given token, else ``$CRAB_GYM_TOKEN``, else a new random one (announced)."""
-    token = token or os.environ.get(TOKEN_ENV_VAR) or ""
-    if token:
-        if len(token) < 16:
-            warnings.warn("the server token is shorter than 16 characters: easy to guess", stacklevel=2)
-        return token
-    token = secrets.token_urlsafe(32)
-    (announce or _print_err)(f"crab-gym serve: generated token (clients send it as gym.make(..., token=...) or $CRAB_GYM_TOKEN): {token}")
-    return token
-
-
-def _print_err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    say = announce or print_err
+    return serving.resolve_token(token, lambda new: say(
+        f"crab-gym serve: generated token (clients send it as gym.make(..., token=...) or $CRAB_GYM_TOKEN): {new}"))
 
 
 class ServerThread:
@@ -335,7 +315,7 @@ def serve(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | No
     with _exit_cleanly_on_termination():
         machine = DesktopMachine(display=display, screen_size=screen_size, workdir=workdir)
         try:
-            _print_err(f"crab-gym serve: desktop on display {machine.desktop.display}, "
+            print_err(f"crab-gym serve: desktop on display {machine.desktop.display}, "
                        f"work directory {machine.workdir}, listening on http://{host}:{port}")
             uvicorn.run(create_app(machine, token, max_body=max_body), host=host, port=port,
                         log_level=log_level, lifespan="off")
