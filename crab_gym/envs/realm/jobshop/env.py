@@ -28,6 +28,7 @@ from crab_gym.envs.realm.common.viewer import Viewer
 from crab_gym.envs.realm.jobshop.check import check
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
 from crab_gym.envs.realm.jobshop.constructed import constructed_reference
+from crab_gym.envs.realm.jobshop.fast_dispatch import dispatched_job
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import instance_reference, literature, yardstick
 from crab_gym.envs.realm.jobshop.render import VIEWER
@@ -427,32 +428,8 @@ class JobShopEnv(RealmEnv):
 
     def _fast_dispatch_job(self, action: Any) -> int | None:
         """The job of a well-formed, legal dispatch element or tool call, else None."""
-        if type(action) is tuple:
-            if len(action) != 2:
-                return None
-            head = action[0]
-            # exactly what OneOf.contains accepts as an index: int or np.int64
-            if (type(head) is not int and type(head) is not np.int64) or head != self._dispatch_index:
-                return None
-            args = action[1]
-            if type(args) is not dict or len(args) != 1:
-                return None
-        elif type(action) is dict:
-            if action.get("name") != "dispatch" or len(action) > 2:
-                return None
-            args = action.get("arguments")
-            if type(args) is not dict or len(args) != 1:
-                return None
-        else:
-            return None
-        job = args.get("job")
-        if type(job) is not int and not isinstance(job, np.signedinteger):
-            return None
-        job = int(job)
-        s = self.schedule
-        if 0 <= job < s.n_jobs and s.next_op[job] < s.n_ops:
-            return job
-        return None
+        job, s = dispatched_job(action, self._dispatch_index), self.schedule
+        return job if job is not None and 0 <= job < s.n_jobs and s.next_op[job] < s.n_ops else None
 
     # ================================================================== words, for LLM agents
     @property

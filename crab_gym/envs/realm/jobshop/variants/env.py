@@ -22,6 +22,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference
+from crab_gym.envs.realm.jobshop.fast_dispatch import dispatched_job
 from crab_gym.envs.realm.jobshop.variants.checker import check, constraint_satisfaction
 from crab_gym.envs.realm.jobshop.variants.model import ShopInstance
 from crab_gym.envs.realm.jobshop.variants.references import bound_reference, reference
@@ -333,27 +334,9 @@ class ShopEnv(RealmEnv):
         return {"name": "dispatch", "arguments": {"job": job}}, "dispatch", {"job": job}
 
     def _fast_job(self, action: Any) -> int | None:
-        if type(action) is tuple:
-            if len(action) != 2:
-                return None
-            head = action[0]
-            if (type(head) is not int and type(head) is not np.int64) or head != self._dispatch_index:
-                return None
-            args = action[1]
-        elif type(action) is dict:
-            if action.get("name") != "dispatch" or len(action) > 2:
-                return None
-            args = action.get("arguments")
-        else:
-            return None
-        if type(args) is not dict or len(args) != 1:
-            return None
-        job = args.get("job")
-        if type(job) is not int and not isinstance(job, np.signedinteger):
-            return None
-        job = int(job)
-        s = self.sim
-        return job if 0 <= job < s.n_jobs and s.next_op[job] < s.length[job] else None
+        """The job of a well-formed, legal dispatch element or tool call, else None."""
+        job, s = dispatched_job(action, self._dispatch_index), self.sim
+        return job if job is not None and 0 <= job < s.n_jobs and s.next_op[job] < s.length[job] else None
 
     # ================================================================== words and pictures
     @property
