@@ -87,8 +87,8 @@ def cp_sat(seconds: float) -> None:
     for label in ("P11 15x15", "P11 100x20", "J3 200x50"):
         inst, cert = _build(SHAPES[label], 0)
         result = solve_jssp(inst, time_limit=seconds, num_workers=1)
-        gap = "-" if result.makespan is None else f"{100 * (result.makespan / cert.makespan - 1):.1f} %"
-        print(f"| {label} | {cert.makespan} | {result.makespan} | {result.lower_bound} | {result.status} | {gap} |")
+        gap = "-" if result.cost is None else f"{100 * (result.cost / cert.makespan - 1):.1f} %"
+        print(f"| {label} | {cert.makespan} | {result.cost} | {result.bound} | {result.status} | {gap} |")
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ import gymnasium as gym
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop import oracle
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
-from crab_gym.envs.realm.jobshop.references import reference_plan, sequence_from_starts
+from crab_gym.envs.realm.jobshop.references import reference_plan
 
 logger = logging.getLogger(__name__)
 
@@ -94,10 +94,10 @@ class OraclePolicy:
         result = oracle.solve_jssp(
             inst, time_limit=self.jssp_time_limit, num_workers=self.jssp_workers, cache=True
         )
-        if result.starts is None:
+        if result.plan is None:
             raise RuntimeError(f"CP-SAT found no schedule for {inst.name} in {self.jssp_time_limit} s")
-        done = f"OraclePolicy: {inst.name}: CP-SAT {result.status}, makespan {result.makespan} (bound {result.lower_bound})"
+        done = f"OraclePolicy: {inst.name}: CP-SAT {result.status}, makespan {result.cost} (bound {result.bound})"
         logger.info(done)
         if self.verbose:
             print(done, file=sys.stderr, flush=True)
-        return sequence_from_starts(inst, result.starts)
+        return [list(row) for row in result.plan["sequence"]]

@@ -103,9 +103,9 @@ def test_valid_optimal_plan_on_realm_p11_ft06():
     instance = env.unwrapped.instance
     assert instance.name == "ft06"
     oracle = solve_jssp(instance, time_limit=10.0, num_workers=2)
-    assert oracle.optimal and oracle.makespan == 55  # ft06's known optimum
+    assert oracle.status == "OPTIMAL" and oracle.cost == 55  # ft06's known optimum
     # dispatching operations in order of their optimal start rebuilds an optimal schedule
-    order = sorted((s, j, k) for j, row in enumerate(oracle.starts) for k, s in enumerate(row))
+    order = sorted((s, j, k) for j, row in enumerate(oracle.detail["starts"]) for k, s in enumerate(row))
     script = [calls_message(tool_call("dispatch", {"job": j})) for _, j, _ in order]
     with ScriptedChatServer(script) as server:
         episode = agent_for(server, max_steps=100).run(env, seed=0)

@@ -46,10 +46,11 @@ def test_the_record_holds_the_common_fields_and_no_wall_clock():
 
 def _oracles() -> dict[str, Callable[[Any], OracleResult]]:
     """Every family's oracles (and adaptive oracles) by label, with short deterministic budgets
-    where the oracle has one. P11's jobshop oracle is not converted yet."""
+    where the oracle has one."""
     from crab_gym.envs.realm.campus_tour.oracle import solve_p1
     from crab_gym.envs.realm.disaster_relief.oracle import solve_p7
     from crab_gym.envs.realm.group_tours.oracle import solve_p2
+    from crab_gym.envs.realm.jobshop.oracle import solve_jssp
     from crab_gym.envs.realm.ridesharing.oracle import solve_p3
     from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptive_oracle as adaptive_p4
     from crab_gym.envs.realm.ridesharing.references import p4_initial
@@ -76,6 +77,7 @@ def _oracles() -> dict[str, Callable[[Any], OracleResult]]:
         "P9 adaptive": lambda i: replan_from(Kitchen.start_of(i, i.delays), 5.0),
         "P10 foresight": lambda i: solve_p10(i),
         "P10 adaptive": lambda i: adaptive(SupplySim(i)).result(),
+        "P11 CP-SAT": lambda i: solve_jssp(i, time_limit=10.0, num_workers=1, deterministic_limit=5.0),
     }
 
 
@@ -93,6 +95,7 @@ CASES = [
     ("P9 adaptive", "p9_small_01", 359.6, "ADAPTIVE(OPTIMAL)"),
     ("P10 foresight", "p10_small_01", 6124, "OPTIMAL"),
     ("P10 adaptive", "p10_small_01", 6136, "ADAPTIVE_OPTIMAL"),
+    ("P11 CP-SAT", "ft06", 55, "OPTIMAL"),
 ]
 
 
@@ -106,3 +109,13 @@ def test_every_family_oracle_returns_one_result_priced_as_its_checker_prices_its
     verdict = spec.part("check")(instance, copy.deepcopy(res.plan))
     assert verdict.feasible and verdict.cost == pytest.approx(res.cost)
     assert res.workers == 1 and res.solver and res.time_limit_s is not None
+
+
+def test_p11_result_keeps_the_proven_bound_the_solver_schedule_and_the_instance_name():
+    from crab_gym.envs.realm.jobshop.oracle import sequence_from_starts, solve_jssp
+
+    instance = problem_spec("P11").part("load")("ft06")
+    res = solve_jssp(instance, time_limit=10.0, num_workers=1, deterministic_limit=5.0)
+    assert res.bound <= res.cost == res.detail["solver_makespan"] == 55
+    assert (res.time_limit_s, res.workers, res.detail["instance"]) == (10.0, 1, "ft06")
+    assert res.plan == {"sequence": sequence_from_starts(instance, res.detail["starts"])}

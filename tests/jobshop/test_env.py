@@ -91,7 +91,7 @@ def test_optimal_replay_through_dispatch_actions():
     env = gym.make(ENV_ID, instance="ft06")
     env.reset(seed=0)
     total = 0.0
-    for job in replay_order(result.starts):
+    for job in replay_order(result.detail["starts"]):
         obs, reward, terminated, truncated, info = env.step(dispatch(job))
         assert info["valid"], info["error"]
         total += reward

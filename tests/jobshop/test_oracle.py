@@ -1,11 +1,13 @@
 """CP-SAT oracle: proofs on classic instances and brute force on tiny ones."""
 
 import itertools
+import json
 
 import pytest
 
 from crab_gym.datasets.jssp import load_jssp_instance, random_instance, solve_jssp
-from crab_gym.envs.realm.jobshop.oracle import OracleResult, with_oracle_bounds
+from crab_gym.envs.realm.common.oracle_result import OracleResult
+from crab_gym.envs.realm.jobshop.oracle import result_from_record, result_record, with_oracle_bounds
 
 from .helpers import check_feasible, semi_active_makespan
 
@@ -14,11 +16,12 @@ from .helpers import check_feasible, semi_active_makespan
 def test_oracle_proves_known_optima(name, optimum):
     inst = load_jssp_instance(name)
     result = solve_jssp(inst, time_limit=20.0, num_workers=2)
-    assert result.optimal and result.status == "OPTIMAL"
-    assert result.makespan == result.lower_bound == optimum
-    assert (result.time_limit, result.num_workers) == (20.0, 2)
-    assert result.solver.startswith("ortools-cp-sat")
-    starts = {(j, k): s for j, row in enumerate(result.starts) for k, s in enumerate(row)}
+    assert type(result) is OracleResult and result.status == "OPTIMAL" and result.feasible
+    assert result.cost == result.bound == result.detail["solver_makespan"] == optimum
+    assert (result.time_limit_s, result.workers) == (20.0, 2)
+    assert result.solver.startswith("ortools-cp-sat") and result.detail["instance"] == name
+    assert semi_active_makespan(inst.durations, inst.machines, result.plan["sequence"])[0] == optimum
+    starts = {(j, k): s for j, row in enumerate(result.detail["starts"]) for k, s in enumerate(row)}
     check_feasible(inst.durations, inst.machines, starts)
     ends = max(s + inst.durations[j][k] for (j, k), s in starts.items())
     assert ends == optimum
@@ -41,8 +44,8 @@ def brute_force_optimum(inst) -> int:
 def test_oracle_matches_brute_force_on_tiny_instances(seed):
     inst = random_instance(3, 3, seed, low=1, high=20)
     result = solve_jssp(inst, time_limit=5.0, num_workers=1)
-    assert result.optimal
-    assert result.makespan == brute_force_optimum(inst)
+    assert result.status == "OPTIMAL"
+    assert result.cost == brute_force_optimum(inst)
 
 
 def test_oracle_cache_and_bounds(tmp_path):
@@ -52,6 +55,19 @@ def test_oracle_cache_and_bounds(tmp_path):
     assert len(files) == 1 and "_t5_w1" in files[0].name
     again = solve_jssp(inst, time_limit=5.0, num_workers=1, cache=tmp_path)
     assert again == first
-    assert OracleResult.from_dict(first.to_dict()) == first
+    assert result_from_record(json.loads(json.dumps(result_record(first))), inst) == first
     tightened = with_oracle_bounds(inst, first)
-    assert tightened.reference == (first.makespan, "optimum")
+    assert tightened.reference == (first.cost, "optimum")
+
+
+def test_a_cache_entry_of_the_former_result_shape_is_read_as_the_same_result(tmp_path):
+    inst = random_instance(4, 3, 7)
+    fresh = solve_jssp(inst, time_limit=5.0, num_workers=1, cache=tmp_path)
+    entry = next(tmp_path.iterdir())
+    old = {"instance": "old name", "makespan": fresh.detail["solver_makespan"], "lower_bound": fresh.bound,
+           "optimal": True, "status": fresh.status, "starts": fresh.detail["starts"], "time_limit": 5.0,
+           "num_workers": 1, "solver": fresh.solver}  # what a cache held before the common type
+    entry.write_text(json.dumps(old))
+    assert solve_jssp(inst, time_limit=5.0, num_workers=1, cache=tmp_path) == fresh
+    entry.write_text(json.dumps({"makespan": 3}))  # damaged: solved again
+    assert solve_jssp(inst, time_limit=5.0, num_workers=1, cache=tmp_path) == fresh

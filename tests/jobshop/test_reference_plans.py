@@ -14,7 +14,8 @@ from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import LITERATURE, reference_plan, sequence_from_starts, stored_plans
+from crab_gym.envs.realm.jobshop.oracle import sequence_from_starts
+from crab_gym.envs.realm.jobshop.references import LITERATURE, reference_plan, stored_plans
 from crab_gym.envs.realm.jobshop.sim import JobShopSchedule
 
 from .helpers import ENV_ID, check_feasible, ensure_registered

@@ -44,7 +44,7 @@ def test_replaying_an_optimal_schedule_reaches_the_optimum(name, optimum):
     inst = load_jssp_instance(name)
     result = solve_jssp(inst, time_limit=20.0, num_workers=2)
     s = JobShopSchedule(inst)
-    for job in replay_order(result.starts):
+    for job in replay_order(result.detail["starts"]):
         s.dispatch(job)
     assert s.complete and s.makespan == optimum
 

@@ -16,7 +16,7 @@ _HOMES = {
     **dict.fromkeys(("TAILLARD_SEEDS", "generate_taillard", "random_instance", "taillard_benchmark"), "generator"),
     **dict.fromkeys(("list_jssp_instances", "load_jssp_instance"), "library"),
     "JSSPInstance": "model",
-    **dict.fromkeys(("OracleResult", "solve_jssp"), "oracle"),
+    **dict.fromkeys(("OracleResult", "solve_jssp"), "oracle"),  # the common result type, as solve_jssp returns it
     **dict.fromkeys(("ReferencePlan", "reference_plan"), "references"),
 }
 

@@ -30,16 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-from crab_gym.envs.realm.jobshop.checker import plan_makespan, plan_starts
+from crab_gym.envs.realm.jobshop.checker import plan_starts
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
-from crab_gym.envs.realm.jobshop.references import (
-    PLANS_FILE,
-    PLANS_FORMAT,
-    ReferencePlan,
-    literature,
-    sequence_from_starts,
-)
+from crab_gym.envs.realm.jobshop.references import PLANS_FILE, PLANS_FORMAT, ReferencePlan, literature
 
 OUT = Path(__file__).with_name("instances") / PLANS_FILE
 SMALL_OPS = 300
@@ -95,19 +89,17 @@ def build(
         bar.set_postfix_str(f"{name} {inst.n_jobs}x{inst.n_machines} {limit:g}s")
         t0 = time.perf_counter()
         result = solve_jssp(inst, time_limit=limit, num_workers=workers)
-        if result.starts is None:
+        if result.plan is None:
             tqdm.write(f"{name}: no schedule found in {limit:g} s ({result.status}); skipped")
             continue
-        sequence = sequence_from_starts(inst, result.starts)
-        makespan = plan_makespan(inst, sequence)
-        assert makespan <= result.makespan, (name, makespan, result.makespan)
+        makespan = int(result.cost)  # the plan's semi-active makespan, at most CP-SAT's
         plan = ReferencePlan(
             instance=name,
             fingerprint=inst.fingerprint(),
-            sequence=tuple(tuple(r) for r in sequence),
+            sequence=tuple(tuple(r) for r in result.plan["sequence"]),
             makespan=makespan,
             status=result.status,
-            solver_bound=result.lower_bound,
+            solver_bound=int(result.bound),
             time_limit=limit,
             num_workers=workers,
             solver=result.solver,
@@ -116,7 +108,7 @@ def build(
         _write(out, plans, order)
         best = literature(inst)["best_known"]
         tqdm.write(
-            f"{name}: {result.status} makespan {makespan} (bound {result.lower_bound}, "
+            f"{name}: {result.status} makespan {makespan} (bound {result.bound}, "
             f"best known {best}) in {time.perf_counter() - t0:.1f} s"
         )
     return plans
@@ -139,11 +131,9 @@ def improve_one(name: str, old: dict, limit: float) -> dict:
     )
     sequence = [list(r) for r in previous.sequence]
     makespan = previous.makespan
-    if result.starts is not None:
-        candidate = sequence_from_starts(inst, result.starts)
-        if plan_makespan(inst, candidate) < makespan:
-            sequence, makespan = candidate, plan_makespan(inst, candidate)
-    bound = max(previous.solver_bound, result.lower_bound)
+    if result.plan is not None and result.cost < makespan:
+        sequence, makespan = result.plan["sequence"], int(result.cost)
+    bound = max(previous.solver_bound, int(result.bound))
     seeded = {k: old[k] for k in ("makespan", "status", "time_limit", "num_workers", "solver")}
     if old.get("seeded_with"):
         seeded["seeded_with"] = old["seeded_with"]

@@ -23,15 +23,13 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
 from crab_gym.envs.realm.common.references import Reference, SolvePending, solves_deferred
-from crab_gym.envs.realm.jobshop.checker import plan_makespan
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.oracle import solve_jssp
+from crab_gym.envs.realm.jobshop.oracle import sequence_from_starts, solve_jssp  # noqa: F401 (.constructed imports the first here)
 
 PLANS_FILE = "reference_plans.json.gz"
 PLANS_FORMAT = "crab_gym.jssp.plans/1"
@@ -99,24 +97,6 @@ class ReferencePlan:
         data = dict(data)
         data["sequence"] = tuple(tuple(int(j) for j in r) for r in data["sequence"])
         return cls(**data)
-
-
-def sequence_from_starts(instance: JSSPInstance, starts: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Machine orders (REALM ``sequence``) of a feasible schedule given by start times.
-
-    Operations are ordered by (start, positive duration, job, operation): a linear extension
-    of the job chains even with zero-length operations sharing a start, so the machine orders
-    never deadlock and their semi-active schedule ends no later than the given one.
-    """
-    ops = sorted(
-        (starts[j][k], instance.durations[j][k] > 0, j, k)
-        for j in range(instance.n_jobs)
-        for k in range(instance.n_ops)
-    )
-    per_machine: list[list[int]] = [[] for _ in range(instance.n_machines)]
-    for _, _, j, k in ops:
-        per_machine[instance.machines[j][k]].append(j)
-    return per_machine
 
 
 @functools.cache
@@ -262,20 +242,19 @@ def _solved(fingerprint: str, instance: JSSPInstance) -> Reference:
         instance, time_limit=SOLVED_TIME_CAP_S, num_workers=1, interleave=True,
         deterministic_limit=SOLVED_DETERMINISTIC_LIMIT, cache=True,
     )
-    if result.starts is None:  # nothing found within the budget: keep the lower bound
+    if result.plan is None:  # nothing found within the budget: keep the lower bound
         return bound_only
-    sequence = sequence_from_starts(instance, result.starts)
-    value = min(result.makespan, plan_makespan(instance, sequence))
-    bound = max(result.lower_bound, int(bound_only.bound or 0))
+    value = int(result.cost)  # the plan's makespan (its semi-active schedule)
+    bound = max(int(result.bound), int(bound_only.bound or 0))
     proven = value <= bound
     return Reference(
         value=value,
         status="OPTIMAL" if proven else "FEASIBLE",
         bound=value if proven else bound,
         solver=result.solver,
-        time_limit_s=result.time_limit,
-        workers=result.num_workers,
-        plan={"sequence": sequence},
+        time_limit_s=result.time_limit_s,
+        workers=result.workers,
+        plan=dict(result.plan),
         source="solved",
         fingerprint=fingerprint,
         extra={
