@@ -4,9 +4,11 @@ never anything else (a failure naming the attribute)."""
 
 from __future__ import annotations
 
+import gymnasium as gym
+
 from crab_gym.envs.realm.common.env import RealmEnv
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
-from crab_gym.envs.testing import check_contract
+from crab_gym.envs.testing import check_contract, state_snapshot
 
 
 class UndeclaredScratchJobShop(JobShopEnv):
@@ -29,3 +31,16 @@ def test_undeclared_scratch_is_a_state_change():
     assert not report.ok
     assert any("changed the env state" in f and "_lb_before" in f for f in report.failures), report.failures
     assert "_lb_before" not in report.transient_changes
+
+
+def test_derived_caches_are_left_out_of_the_state_snapshot():
+    """A prepared start state or a memoised matrix is not state: dropping it changes no snapshot,
+    while a change to real state does."""
+    env = gym.make("Realm-P4-v0").unwrapped
+    env.reset(seed=0)
+    assert {"_fresh", "_travel_memo", "_graph_of"} <= set(env.derived_attributes)
+    before = state_snapshot(env)
+    env._fresh, env._travel_memo = None, None
+    assert state_snapshot(env) == before
+    env.sim.vehicles[0].free += 1
+    assert state_snapshot(env) != before

@@ -64,6 +64,9 @@ class CrabEnv(gym.Env):
     #: Attributes that hold per-step scratch rather than state (e.g. the last step's event
     #: text): the contract test (:mod:`crab_gym.envs.testing`) lets an invalid step change them.
     transient_attributes: tuple[str, ...] = ()
+    #: Caches worked out from the instance or the state and kept to be fast (a prepared start
+    #: state, memoised matrices): not state, so the contract test's snapshots leave them out.
+    derived_attributes: tuple[str, ...] = ()
 
     def __init__(
         self,

@@ -128,7 +128,7 @@ def state_snapshot(env: gym.Env) -> Any:
     ``__dict__``/``__slots__``. Two snapshots compare equal iff nothing observable changed.
     """
     base = env.unwrapped
-    skip = _SNAPSHOT_SKIP | set(getattr(base, "transient_attributes", ()))
+    skip = _SNAPSHOT_SKIP | set(getattr(base, "transient_attributes", ())) | set(getattr(base, "derived_attributes", ()))
     state = {k: v for k, v in vars(base).items() if k not in skip}
     return _freeze(state, 0, set())
 
@@ -137,7 +137,7 @@ def transient_snapshot(env: gym.Env) -> dict[str, Any]:
     """A comparable snapshot of the env's declared per-step scratch (``transient_attributes``)
     alone: what :func:`state_snapshot` leaves out."""
     base = env.unwrapped
-    names = set(getattr(base, "transient_attributes", ())) - _SNAPSHOT_SKIP
+    names = set(getattr(base, "transient_attributes", ())) - _SNAPSHOT_SKIP - set(getattr(base, "derived_attributes", ()))
     return {name: _freeze(getattr(base, name, None), 0, set()) for name in sorted(names)}
 
 

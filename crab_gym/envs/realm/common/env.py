@@ -246,6 +246,8 @@ class RealmEnv(CrabEnv):
 
     #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
+    #: The sub-goal graph built once per instance (see CrabEnv).
+    derived_attributes: tuple[str, ...] = ("_graph_of",)
     #: Where the family's instances come from (an ``InstanceSource`` with ``load(spec)`` and
     #: ``draw(options, rng)``): with it the base loads and draws instances.
     instance_source: ClassVar[Any] = None

@@ -262,6 +262,8 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     #: looked up at reset (solved there for a drawn instance).
     reference_shapes_episode = True
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_fired")
+    #: A reset's prepared start state (see CrabEnv).
+    derived_attributes = (*RealmEnv.derived_attributes, "_fresh")
 
     @checked_init
     @realm_keywords

@@ -233,6 +233,8 @@ class ThanksgivingEnv(RealmEnv):
     instance_source: ClassVar[Any] = SOURCE
     #: The step's event lines and the checker's cached verdict: per-step scratch, not state.
     transient_attributes = (*RealmEnv.transient_attributes, "_events", "_check", "_mask")
+    #: Each task's mask positions, worked out once per instance (see CrabEnv).
+    derived_attributes = (*RealmEnv.derived_attributes, "_mask_index_of")
     reference_lookup = staticmethod(p6_reference)
     checker = staticmethod(check)
     viewer = VIEWER

@@ -56,6 +56,9 @@ def unfit_error(inst: Any, current: Any, problems: Sequence[str], needs: str) ->
 class FleetEnv(RealmEnv):
     """The shared behaviour of the fleet envs (see the module docstring)."""
 
+    #: A reset's prepared start state and the observation's travel matrix (see CrabEnv).
+    derived_attributes = (*RealmEnv.derived_attributes, "_fresh", "_travel_memo", "_roads_memo")
+
     #: The action that sends a vehicle to a stop (its flat mask block: vehicle x stop).
     move_action = "dispatch"
     #: The ``submit_plan`` argument holding the plan.
