@@ -55,7 +55,7 @@ from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction, plan_makespan
 from crab_gym.envs.realm.jobshop.generator import SIZES
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.references import sequence_from_starts
+from crab_gym.envs.realm.jobshop.oracle import sequence_from_starts
 
 #: The status of a reference proven optimal by construction (no solver ran).
 STATUS = "OPTIMAL_BY_CONSTRUCTION"

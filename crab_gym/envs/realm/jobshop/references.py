@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from crab_gym.envs.realm.common.references import Reference, SolvePending, solves_deferred
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
-from crab_gym.envs.realm.jobshop.oracle import sequence_from_starts, solve_jssp  # noqa: F401 (.constructed imports the first here)
+from crab_gym.envs.realm.jobshop.oracle import solve_jssp
 
 PLANS_FILE = "reference_plans.json.gz"
 PLANS_FORMAT = "crab_gym.jssp.plans/1"
