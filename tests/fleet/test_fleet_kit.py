@@ -66,11 +66,6 @@ def test_roads_shortest_paths_and_disruptions():
 @dataclass
 class _Van(FleetVehicle):
     route: list[int] = field(default_factory=list)
-    done: bool = False
-
-    @property
-    def ended(self) -> bool:
-        return self.done
 
 
 class _Sim(FleetSim):
@@ -89,7 +84,7 @@ class _Sim(FleetSim):
         van.route.append(stop)
 
     def end_route(self, v):
-        self.vehicles[v].done = True
+        self.vehicles[v].ended = True
 
 
 def test_event_clock_runs_a_plan_in_time_order():

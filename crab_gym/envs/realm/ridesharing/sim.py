@@ -60,11 +60,15 @@ class VehicleState(FleetVehicle):
     load: int = 0
     onboard: list[int] = field(default_factory=list)
     route: list[Visit] = field(default_factory=list)
-    parked: bool = False
 
     @property
-    def ended(self) -> bool:
-        return self.parked
+    def parked(self) -> bool:
+        """Parked for good: its route has ended (the kit's :attr:`ended`)."""
+        return self.ended
+
+    @parked.setter
+    def parked(self, value: bool) -> None:
+        self.ended = value
 
 
 class RideSim(FleetSim):
@@ -74,8 +78,6 @@ class RideSim(FleetSim):
         instance: the P3 (or P4) instance.
         schedule: disruptions to apply when the clock reaches their start (each has a start).
     """
-
-    ended_flag = "parked"
 
     def __init__(self, instance: P3Instance, schedule: Sequence[Any] = ()) -> None:
         self.inst = instance
@@ -138,7 +140,7 @@ class RideSim(FleetSim):
         veh = self.vehicles[v]
         r = stop // 2
         pid = self.req[r].passenger_id
-        if veh.parked:
+        if veh.ended:
             return f"vehicle {self.inst.vehicles[v].vehicle_id} has finished its route"
         if stop % 2 == 0:
             if self.status[r] != WAITING:
@@ -213,7 +215,7 @@ class RideSim(FleetSim):
         """Stops vehicle ``v`` may take next under the masks: structurally possible and keeping
         everyone on time; if nothing is, the dropoffs of its passengers (late, but not stuck)."""
         veh = self.vehicles[v]
-        if veh.parked:
+        if veh.ended:
             return []
         rows = self.net.rows(self.matrix(veh.free))
         out = []
@@ -260,7 +262,7 @@ class RideSim(FleetSim):
 
     def park(self, v: int) -> None:
         """End vehicle ``v``'s route (it must be empty: the caller checks)."""
-        self.vehicles[v].parked = True
+        self.vehicles[v].ended = True
 
     def go(self, v: int, stop: int) -> Visit:
         return self.dispatch(v, stop)
@@ -296,7 +298,7 @@ class RideSim(FleetSim):
         veh = self.vehicles[v]
         vid = self.inst.vehicles[v].vehicle_id
         names = self.inst.stop_names()
-        if codes and veh.parked:
+        if codes and veh.ended:
             raise PlanError(f"vehicle {vid} has finished its route and cannot take more stops")
         aboard = set(veh.onboard)
         for s in codes:

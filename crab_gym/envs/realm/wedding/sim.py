@@ -59,7 +59,6 @@ class VehicleState(FleetVehicle):
     guests: list[int] = field(default_factory=list)
     goods: list[int] = field(default_factory=list)
     route: list[Visit] = field(default_factory=list)
-    finished: bool = False
     end_depart: int | None = None
     end_time: int | None = None
 
@@ -68,14 +67,17 @@ class VehicleState(FleetVehicle):
         return not self.guests and not self.goods
 
     @property
-    def ended(self) -> bool:
-        return self.finished
+    def finished(self) -> bool:
+        """At the venue for good: its route has ended (the kit's :attr:`ended`)."""
+        return self.ended
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        self.ended = value
 
 
 class WeddingSim(FleetSim):
     """The state of one episode (see the module docstring)."""
-
-    ended_flag = "finished"
 
     def __init__(self, instance: WeddingInstance, schedule: Sequence[Any] = ()) -> None:
         self.inst = instance
@@ -127,7 +129,7 @@ class WeddingSim(FleetSim):
         """Why ``stop`` can never be vehicle ``v``'s next stop now (None: it can)."""
         veh = self.vehicles[v]
         vid = self.inst.vehicles[v].vehicle_id
-        if veh.finished:
+        if veh.ended:
             return f"vehicle {vid} has ended its route at the venue"
         if stop == self.N:
             return None if not veh.empty else f"vehicle {vid} carries nothing to unload"
@@ -169,7 +171,7 @@ class WeddingSim(FleetSim):
         """Stops vehicle ``v`` may take next under the mask: those :meth:`feasible` allows
         (its checks written out over the travel minutes as lists: the mask's hot path)."""
         veh = self.vehicles[v]
-        if veh.finished:
+        if veh.ended:
             return []
         rows = self.net.rows(self.matrix(veh.free))
         here, places, venue, photo = rows[veh.loc], self._places, self.venue, self.inst.photo_time
@@ -189,7 +191,7 @@ class WeddingSim(FleetSim):
         """The next minute after the clock when something changes (another vehicle is free,
         a guest lands, a shop opens, a disruption starts); None if nothing is left to wait for."""
         now = self.vehicles[v].free
-        times = [w.free for w in self.vehicles if not w.finished and w.free > now]
+        times = [w.free for w in self.vehicles if not w.ended and w.free > now]
         times += [ready for ready, status in zip(self.ready, self.status) if status == WAITING and ready > now]
         times += [d.start for d in self.pending if d.start > now]
         return min(times) if times else None
@@ -233,7 +235,7 @@ class WeddingSim(FleetSim):
         arrive = veh.free + int(self.matrix(veh.free)[veh.loc, self.venue])
         veh.end_depart = veh.free
         self._unload(veh, arrive)
-        veh.loc, veh.free, veh.end_time, veh.finished = self.venue, arrive, arrive, True
+        veh.loc, veh.free, veh.end_time, veh.ended = self.venue, arrive, arrive, True
         return arrive
 
     def go(self, v: int, stop: int) -> Visit:
@@ -263,7 +265,7 @@ class WeddingSim(FleetSim):
         """Vehicle ``v``'s stops to come fit the state: its route has not ended, each guest or
         errand is still to do and appears once in the whole plan (``seen`` so far)."""
         vid, names = self.inst.vehicles[v].vehicle_id, self.inst.stop_names()
-        if codes and self.vehicles[v].finished:
+        if codes and self.vehicles[v].ended:
             raise PlanError(f"vehicle {vid} has ended its route and cannot take more stops")
         for s in codes:
             if s == self.N:
@@ -287,7 +289,7 @@ class WeddingSim(FleetSim):
 
     def travel_minutes(self) -> int:
         total = sum(x.arrive - x.depart for veh in self.vehicles for x in veh.route)
-        return total + sum(v.end_time - v.end_depart for v in self.vehicles if v.finished)
+        return total + sum(v.end_time - v.end_depart for v in self.vehicles if v.ended)
 
     def served(self) -> int:
         return self.delivered()

@@ -245,9 +245,9 @@ class FleetEnv(RealmEnv):
         call, not one per key): place, free minute, load (``loads``: the family's count),
         seats, acting now, route ended; the family names the place and ended keys."""
         sim = self.sim
-        clock, flag = sim.clock, sim.ended_flag
+        clock = sim.clock
         table = np.array(
-            [(v.loc, min(v.free, MAX_MINUTE), load, v.capacity, not getattr(v, flag) and v.free == clock, getattr(v, flag))
+            [(v.loc, min(v.free, MAX_MINUTE), load, v.capacity, not v.ended and v.free == clock, v.ended)
              for v, load in zip(sim.vehicles, loads)],
             dtype=np.int64,
         ).T

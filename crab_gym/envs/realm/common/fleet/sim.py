@@ -33,11 +33,9 @@ class FleetVehicle:
     loc: int
     free: int
     capacity: int
-
-    @property
-    def ended(self) -> bool:
-        """Whether its route has ended (a family names the flag: parked, finished)."""
-        raise NotImplementedError
+    #: Its route has ended (a family also names it in its own words: parked, finished); a plain
+    #: attribute, since a step reads it for every vehicle several times.
+    ended: bool = False
 
     def copy(self) -> Any:
         """An independent copy: its lists (passengers, goods, the route) are copied, their
@@ -64,9 +62,6 @@ class FleetSim:
     vehicles: list[Any]
     #: Attributes holding lists that :meth:`copy` copies (the vehicles are deep-copied).
     copied: tuple[str, ...] = ("pending", "applied")
-    #: The vehicle flag that marks an ended route (:attr:`FleetVehicle.ended`'s, read directly:
-    #: a step asks for the clock several times).
-    ended_flag: str = "ended"
 
     def _start_schedule(self, schedule: Sequence[Any]) -> None:
         """Disruptions still to come (by start) and those applied (as in force)."""
@@ -86,8 +81,7 @@ class FleetSim:
     @property
     def clock(self) -> int | None:
         """The earliest free minute among vehicles still driving (None: every route ended)."""
-        flag = self.ended_flag
-        free = [v.free for v in self.vehicles if not getattr(v, flag)]
+        free = [v.free for v in self.vehicles if not v.ended]
         return min(free) if free else None
 
     @property
@@ -96,8 +90,8 @@ class FleetSim:
 
     def acting(self) -> list[int]:
         """Vehicles that decide now (free at the clock), in index order."""
-        c, flag = self.clock, self.ended_flag
-        return [k for k, v in enumerate(self.vehicles) if not getattr(v, flag) and v.free == c]
+        c = self.clock
+        return [k for k, v in enumerate(self.vehicles) if not v.ended and v.free == c]
 
     def idle_minute(self) -> int:
         """The minute standing for "now" when every route has ended (a family's choice)."""
