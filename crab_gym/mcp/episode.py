@@ -9,8 +9,9 @@ invalid calls, return, completeness, success), and the metrics at the end come f
 out of ``step()`` -- so an MCP episode reports what ``crab-gym run`` reports for the same plan.
 
 Nothing here waits on the network or knows the SDK: the server calls :meth:`McpEpisode.step`
-on its event loop (a step is microseconds) and :meth:`McpEpisode.finish` in a worker thread
-(the deferred solves may take seconds).
+on its event loop (a planning env's step is microseconds) until a step is slow
+(:attr:`McpEpisode.slow`: a desktop's step types, clicks and waits for the screen), then in a
+worker thread, as :meth:`McpEpisode.finish` always is (the deferred solves may take seconds).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from crab_gym.wrappers import LLMAdapter
 USER_ERRORS = (TypeError, ValueError, KeyError, LookupError, OSError, ImportError, gym.error.Error)
 #: At most this many legal calls are listed in an observation's structured part.
 MAX_LEGAL_CALLS = 1000
+#: A step that took longer than this (seconds) makes the episode's later steps run off the event loop.
+SLOW_STEP_S = 0.005
 
 
 class ToolError(Exception):
@@ -112,6 +115,9 @@ class McpEpisode:
         self._last: tuple[Any, Any] | None = None  # (call, observation) of the last step
         self._schemas: list[dict[str, Any]] | None = None
         self._start = time.perf_counter()
+        #: A step took longer than SLOW_STEP_S: the server runs the next ones in a worker thread,
+        #: so that one session's desktop does not stall the others (never part of the record).
+        self.slow = False
 
     # ------------------------------------------------------------------ playing
     def reset(self) -> None:
@@ -139,6 +145,7 @@ class McpEpisode:
         if self.done:
             raise ToolError("the episode is over: start_episode starts another (observe shows how this one ended)")
         call = {"name": name, "arguments": {} if arguments is None else arguments}
+        began = time.perf_counter()
         try:
             obs, reward, terminated, truncated, info = self.env.step(call)
         except Exception as exc:  # noqa: BLE001 - an env bug ends the episode, recorded with its error
@@ -146,6 +153,7 @@ class McpEpisode:
             self.tally.traceback = tb.format_exc()
             self.done = True
             raise ToolError(f"the env raised {self.tally.error}; the episode ends here and is recorded with the error") from None
+        self.slow = self.slow or time.perf_counter() - began > SLOW_STEP_S
         valid = info.get("valid", True) is not False
         self._tally_step(float(reward), valid, info)
         if self.tally.steps >= self.request.max_steps and not terminated:
@@ -253,6 +261,9 @@ def record_view(result: EpisodeResult) -> dict[str, Any]:
 
 
 def _instance_name(env: gym.Env) -> str | None:
-    instance = getattr(env.unwrapped, "instance", None)
-    name = getattr(instance, "name", None)
+    """A REALM env's instance name, or a desktop's task id (``x_copy_file#1``: template and seed)."""
+    base = env.unwrapped
+    name = getattr(getattr(base, "instance", None), "name", None)
+    if name is None:
+        name = getattr(getattr(base, "task", None), "id", None)
     return str(name) if name is not None else None

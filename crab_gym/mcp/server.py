@@ -10,10 +10,11 @@ env gives a better reason than a schema validator would.
 
 Over stdio, the lines are read and the replies written on the event loop (:mod:`crab_gym.mcp.stdio`)
 rather than through the SDK's worker threads. Env steps run on the event loop (microseconds, so a
-session's call costs no thread hop); what may
-wait on a solver or the disk -- making and resetting an env, the solves an env deferred to the
-episode's end, appending to ``episodes.jsonl`` -- runs in a worker thread, so one session's
-solve never stalls the others. A per-session lock keeps one session's calls in order.
+session's call costs no thread hop) until one is slow (a desktop's: then that episode's calls run
+in a worker thread); what may wait on a solver or the disk -- making and resetting an env, the
+solves an env deferred to the episode's end, appending to ``episodes.jsonl`` -- runs in a worker
+thread, so one session's solve or desktop never stalls the others. A per-session lock keeps one
+session's calls in order.
 
 HTTP is guarded as ``crab-gym serve`` is: it binds ``127.0.0.1`` unless told otherwise (and warns
 when told otherwise), every request needs ``Authorization: Bearer <token>`` (``--token``, else
@@ -51,7 +52,8 @@ DEFAULT_PORT = 8766
 #: Where the streamable HTTP endpoint lives: http://HOST:PORT/mcp
 HTTP_PATH = "/mcp"
 INSTRUCTIONS = (
-    "crab_gym's planning problems (REALM-Bench) as episodes. list_envs and list_instances say what "
+    "crab_gym's planning problems (REALM-Bench) and desktop tasks (CrabDesktop-v0, keywords "
+    "{\"task\": ..., \"seed\": ...}) as episodes. list_envs and list_instances say what "
     "there is; start_episode(env_id, instance or seed) starts one, after which the env's own actions "
     "are tools (or call act(name, arguments)); observe gives the task, the state in words and the "
     "legal calls. A rejected call leaves the state unchanged and says why. The episode ends when the "
@@ -106,7 +108,7 @@ def build_server(registry: SessionRegistry) -> Any:
 
 async def _answer(anyio: Any, session: Session, name: str, arguments: Any) -> tools.ToolReply:
     """The tool's reply: on the loop, or in a thread for the tools that may wait."""
-    if name in tools.BLOCKING:
+    if tools.blocking(session, name):
         reply = await anyio.to_thread.run_sync(tools.call, session, name, arguments)
     else:
         reply = tools.call(session, name, arguments)

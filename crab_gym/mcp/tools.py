@@ -30,6 +30,11 @@ BLOCKING = frozenset({"start_episode", "end_episode", "list_instances"})
 READ_ONLY = frozenset({"list_envs", "list_instances", "observe"})
 
 
+def blocking(session: Session, name: str) -> bool:
+    """Whether this call may wait: a tool of :data:`BLOCKING`, or any call of an episode whose steps are slow."""
+    return name in BLOCKING or (session.episode is not None and session.episode.slow)
+
+
 @dataclass
 class ToolReply:
     """One tool call's answer.

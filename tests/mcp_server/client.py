@@ -45,10 +45,11 @@ def _server_env() -> dict[str, str]:
 
 # ====================================================================== transports
 @asynccontextmanager
-async def stdio_session(out: Path | None = None) -> AsyncIterator[ClientSession]:
-    """A stdio session with a fresh ``crab-gym mcp`` process (it ends with the session)."""
+async def stdio_session(out: Path | None = None, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    """A stdio session with a fresh ``crab-gym mcp`` process (it ends with the session);
+    ``env``: more environment variables of the server process."""
     args = [*COMMAND[1:], *(["--out", str(out)] if out else [])]
-    params = StdioServerParameters(command=COMMAND[0], args=args, env=_server_env())
+    params = StdioServerParameters(command=COMMAND[0], args=args, env={**_server_env(), **(env or {})})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
