@@ -3,21 +3,28 @@
 **Upstream REALM-Bench files** (read from a user's copy; none is shipped):
 
 * J2 ``datasets/J2/disruptions/<name>_disrupted.json``: the J1 instance as text in
-  ``base_instance.raw_content`` (standard form, machines from 0; the ``jobs``, ``machines``
-  and ``processing_times`` lists beside it are empty and ignored) and ``disruptions``, one
-  entry with ``type``, ``start_time``, ``duration`` and the type's fields.
+  ``base_instance.raw_content`` (standard or Taillard form; the ``jobs``, ``machines`` and
+  ``processing_times`` lists beside it are empty and ignored), cut after 10 lines upstream,
+  so the J1 file ``base_instance.source_file`` names is read instead (:mod:`.upstream_j2`);
+  and ``disruptions``, one entry with ``type``, ``start_time``, ``duration`` and the type's
+  fields.
 * J3 ``datasets/J3/custom/j3_custom_NNN.json``: ``processing_times[job][k] = {operation,
-  machine, processing_time}``, operations and machines numbered from 1.
-* J4 ``datasets/J4/custom/``: J3's shape plus ``disruptions`` (``affected_jobs`` on most).
+  machine, processing_time}``, operations and machines numbered from 1; ``num_jobs``,
+  ``num_machines`` and ``total_operations`` must agree.
+* J4 ``datasets/J4/custom/j4_custom_NNN.json``: J3's shape (its ``base_instance`` is only a
+  name) plus ``disruptions`` (``affected_jobs`` on most).
 
-Repairs, each reported as a :class:`~crab_gym.envs.realm.common.errors.RealmRepairWarning`:
-1-based machine, job and operation ids are converted to 0-based (once per field and file;
-a field holding a 0 is taken as 0-based already); operations listed out of order are sorted
-by their number; an empty ``affected_machines`` (power outage) or ``affected_operations``
-(weather) list means the whole shop; an empty ``affected_jobs`` list falls back to the
-shortage share; a severity written in percent (above 1) is divided by 100. Anything else
-malformed raises :class:`~crab_gym.envs.realm.common.errors.InstanceFormatError` naming the
-file and the field.
+Repairs, each reported as a :class:`~crab_gym.envs.realm.common.errors.RealmRepairWarning`
+naming the file and the field: 1-based machine, job and operation ids are converted to
+0-based (once per field and file; a field holding a 0 is taken as 0-based already);
+operations listed out of order are sorted by their number; a bare operation number n in
+``affected_operations`` is the n-th operation counting job by job from 1; an empty
+``affected_machines`` (power outage) or ``affected_operations`` (weather) list means the
+whole shop; an empty ``affected_jobs`` list falls back to the shortage share; a
+``shortage_percentage`` of at most 1 is a fraction (x 100); a severity written in percent
+(above 1) is divided by 100, a severity word is :data:`SEVERITY`; the ``affected_jobs`` of a
+disruption of machines is not used. Anything else malformed raises
+:class:`~crab_gym.envs.realm.common.errors.InstanceFormatError` naming the file and the field.
 """
 
 from __future__ import annotations
@@ -33,8 +40,8 @@ from typing import Any
 
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.jsonfile import read_json_file
-from crab_gym.envs.realm.jobshop.formats import parse_standard
 from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, ShopInstance, check_disruption
+from crab_gym.envs.realm.jobshop.variants.upstream_j2 import base_instance
 
 INSTANCES = Path(__file__).resolve().parent / "instances"
 PROBLEMS = ("J2", "J3", "J4")
@@ -100,10 +107,12 @@ def load_j4(spec: Any) -> ShopInstance:
 def from_mapping(data: Any, source: str, problem: str, name: str | None = None) -> ShopInstance:
     """crab_gym's JSON form, or an upstream file (J2: ``base_instance``; J3/J4:
     ``processing_times``)."""
-    if isinstance(data, Mapping) and "base_instance" in data:
+    if isinstance(data, Mapping) and isinstance(data.get("base_instance"), Mapping):
         return convert_j2(dict(data), source, name)
     if isinstance(data, Mapping) and "processing_times" in data:
         return (convert_j4 if data.get("disruptions") else convert_j3)(dict(data), source, name)
+    if isinstance(data, Mapping) and "base_instance" in data:  # neither shape: J2's error names the field
+        return convert_j2(dict(data), source, name)
     return ShopInstance.from_dict(data, source)
 
 
@@ -180,33 +189,44 @@ def convert_j3(data: dict[str, Any], source: str, name: str | None = None, probl
     shift = 0 if min(machines_seen) == 0 else 1
     if shift:
         _repair(source, "processing_times[*].machine: machine ids numbered from 1 converted to 0-based")
-    n_machines = max(machines_seen) + 1 - shift
-    declared = data.get("num_machines", data.get("machines"))
-    if isinstance(declared, int) and not isinstance(declared, bool) and declared > n_machines:
-        n_machines = declared
     jobs = tuple(tuple((m - shift, p) for _, m, p in ops) for ops in raw_jobs)
-    label = str(data.get("name") or data.get("instance_name") or name or Path(source).stem)
+    n_machines = _declared_counts(data, source, jobs, max(machines_seen) + 1 - shift)
+    label = str(data.get("name") or data.get("instance_id") or data.get("instance_name") or name or Path(source).stem)
     return ShopInstance(jobs, n_machines, label, problem)
 
 
+def _declared_counts(data: dict[str, Any], source: str, jobs: tuple, used: int) -> int:
+    """The machine count (``num_machines`` if it declares more than are used); ``num_jobs``,
+    ``num_machines`` and ``total_operations``, when present, must agree with the jobs."""
+    found = {"num_jobs": len(jobs), "num_machines": used, "total_operations": sum(len(r) for r in jobs)}
+    for key, value in found.items():
+        declared = data.get(key)
+        if declared is None:
+            continue
+        ok = isinstance(declared, int) and not isinstance(declared, bool)
+        if not ok or (declared < value if key == "num_machines" else declared != value):
+            what = "machines used" if key == "num_machines" else key.removeprefix("num_").replace("_", " ")
+            raise InstanceFormatError(source, f"declares {declared!r} but processing_times has {value} {what}",
+                                      field=key)
+    declared = data.get("num_machines", data.get("machines"))
+    return max(used, declared) if isinstance(declared, int) and not isinstance(declared, bool) else used
+
+
 def convert_j2(data: dict[str, Any], source: str, name: str | None = None) -> ShopInstance:
-    """An upstream J2 file: the J1 text in ``base_instance.raw_content`` and one disruption."""
+    """An upstream J2 file: the J1 text in ``base_instance.raw_content`` (or the J1 file it
+    was cut from, :mod:`.upstream_j2`) and one disruption. A file in J3/J4's shape
+    (``processing_times`` and a ``base_instance`` that is only a name) goes to their reader."""
     base = data.get("base_instance")
+    if not isinstance(base, Mapping) and isinstance(data.get("processing_times"), list):
+        return from_mapping(data, source, "J4", name)
     if not isinstance(base, Mapping):
         raise InstanceFormatError(source, "expected an object", field="base_instance")
-    text = base.get("raw_content")
-    if not isinstance(text, str) or not text.strip():
-        raise InstanceFormatError(source, "expected the J1 instance as text", field="base_instance.raw_content")
-    for key in ("jobs", "machines", "processing_times"):
-        if base.get(key) == []:
-            _repair(source, f"base_instance.{key} is empty: the instance is read from base_instance.raw_content")
-            break
-    try:
-        j1 = parse_standard(text, source=f"{source}: base_instance.raw_content")
-    except InstanceFormatError as exc:
-        raise InstanceFormatError(source, exc.problem, field="base_instance.raw_content", line=exc.line) from None
+    empty = [key for key in ("jobs", "machines", "processing_times") if base.get(key) == []]
+    if empty:
+        _repair(source, f"base_instance.{', '.join(empty)}: empty lists ignored, the instance is the J1 text")
+    j1 = base_instance(base, source)
     jobs = tuple(tuple(zip(mrow, drow)) for mrow, drow in zip(j1.machines, j1.durations))
-    label = str(data.get("name") or data.get("instance_name") or name or Path(source).stem)
+    label = str(data.get("name") or data.get("instance_id") or data.get("instance_name") or name or Path(source).stem)
     shell = ShopInstance(jobs, j1.n_machines, label, "J2")
     return shell.with_disruptions(_disruptions(data, source, shell))
 
@@ -222,15 +242,28 @@ def _disruptions(data: dict[str, Any], source: str, shell: ShopInstance) -> tupl
     if not isinstance(raw, list):
         raise InstanceFormatError(source, "expected a list of disruptions", field="disruptions")
     ids = _Ids(source)
-    out = []
+    out, unused = [], []
     for i, raw_d in enumerate(raw):
         d = _disruption(raw_d, source, f"disruptions[{i}]", shell, ids)
         try:
             check_disruption(d, shell, f"disruptions[{i}]")
         except InstanceFormatError as exc:
             raise InstanceFormatError(source, exc.problem, field=exc.field) from None
+        if d.kind in MACHINE_KINDS and raw_d.get("affected_jobs"):
+            unused.append(i)
         out.append(d)
+    if unused:
+        _repair(source, f"disruptions[{', '.join(map(str, unused))}].affected_jobs not used: a disruption of "
+                        "machines delays whichever jobs need them (docs/jobshop.md, the disruption table)")
     return tuple(sorted(out, key=lambda d: d.start))
+
+
+#: The types whose effect is machines down; their ``affected_jobs`` (J4) is not used.
+MACHINE_KINDS = ("machine_breakdown", "power_outage", "emergency_shutdown", "cascading_failure")
+
+#: REALM-Bench's weather severities (J2: moderate, severe; J4 adds extreme) as the share of
+#: capacity lost over the window (docs/jobshop.md).
+SEVERITY = {"moderate": 0.25, "severe": 0.5, "extreme": 0.75}
 
 
 def _disruption(d: Any, source: str, where: str, shell: ShopInstance, ids: _Ids) -> Disruption:
@@ -242,63 +275,106 @@ def _disruption(d: Any, source: str, where: str, shell: ShopInstance, ids: _Ids)
         raise InstanceFormatError(source, f"unknown type {kind!r}; known: {', '.join(KINDS)}", field=f"{where}.type")
     start = int(_number(fields.get("start_time", fields.get("start")), source, f"{where}.start_time"))
     duration = int(_number(fields.get("duration"), source, f"{where}.duration", 1))
-    return Disruption(kind, start, duration, _params(kind, fields, source, where, shell, ids))
+    return Disruption(kind, start, duration, _PARAMS[kind](fields, source, where, shell, ids))
 
 
 def _machines(fields: dict, key: str, source: str, where: str, ids: _Ids) -> list[int]:
     return ids.convert(_ints(fields.get(key), source, f"{where}.{key}"), f"{where}.{key}", "machine")
 
 
-def _params(kind: str, f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
-    m_all = list(range(shell.n_machines))
-    if kind == "machine_breakdown":
-        return (("machine", _machines(f, "machine_id", source, where, ids)[0]),)
-    if kind == "power_outage":
-        machines = _machines(f, "affected_machines", source, where, ids)
-        if not machines:
-            _repair(source, f"{where}.affected_machines is empty: the outage stops every machine")
-        return (("machines", tuple(sorted(set(machines or m_all)))),)
-    if kind == "emergency_shutdown":
-        return (("facility", str(f.get("facility", ""))),)
-    if kind == "cascading_failure":
-        primary = _machines(f, "primary_machine", source, where, ids)
-        cascade = _machines(f, "cascading_machines", source, where, ids)
-        return (("primary_machine", primary[0]), ("cascading_machines", tuple(sorted(set(cascade)))))
-    if kind == "supply_delay":
-        jobs = ids.convert(_ints(f.get("affected_jobs"), source, f"{where}.affected_jobs"), f"{where}.affected_jobs", "job")
-        if "affected_jobs" in f and not jobs:
-            _repair(source, f"{where}.affected_jobs is empty: the shortage share picks the jobs held")
-        share = float(_number(f.get("shortage_percentage", 0), source, f"{where}.shortage_percentage"))
-        return (("resource", str(f.get("resource", ""))), ("shortage_percentage", min(share, 100.0)),
-                ("jobs", tuple(sorted(set(jobs)))))
-    return _weather(f, source, where, shell, ids)
+def _breakdown(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    machines = _machines(f, "machine_id", source, where, ids)
+    if not machines:
+        raise InstanceFormatError(source, "expected a machine id", field=f"{where}.machine_id")
+    return (("machine", machines[0]),)
 
 
-def _weather(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
-    severity = float(_number(f.get("severity", 0.5), source, f"{where}.severity"))
+def _outage(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    machines = _machines(f, "affected_machines", source, where, ids)
+    if not machines:
+        _repair(source, f"{where}.affected_machines is empty: the outage stops every machine")
+    return (("machines", tuple(sorted(set(machines or range(shell.n_machines))))),)
+
+
+def _shutdown(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    return (("facility", str(f.get("facility", ""))),)
+
+
+def _cascade(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    primary = _machines(f, "primary_machine", source, where, ids)
+    if not primary:
+        raise InstanceFormatError(source, "expected a machine id", field=f"{where}.primary_machine")
+    cascade = _machines(f, "cascading_machines", source, where, ids)
+    return (("primary_machine", primary[0]), ("cascading_machines", tuple(sorted(set(cascade)))))
+
+
+def _supply(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    jobs = ids.convert(_ints(f.get("affected_jobs"), source, f"{where}.affected_jobs"), f"{where}.affected_jobs", "job")
+    if not jobs and f.get("affected_operations"):
+        jobs = sorted({j for j, _ in _operations(f, source, where, shell, "the jobs of")})
+    elif "affected_jobs" in f and not jobs:
+        _repair(source, f"{where}.affected_jobs is empty: the shortage share picks the jobs held")
+    share = float(_number(f.get("shortage_percentage", 0), source, f"{where}.shortage_percentage"))
+    if 0 < share <= 1:
+        _repair(source, f"{where}.shortage_percentage {share:.4g} read as a fraction: {100 * share:.4g} %")
+        share *= 100
+    return (("resource", str(f.get("resource", ""))), ("shortage_percentage", min(share, 100.0)),
+            ("jobs", tuple(sorted(set(jobs)))))
+
+
+def _severity(f: dict, source: str, where: str) -> float:
+    value = f.get("severity", 0.5)
+    if isinstance(value, str) and value.strip().lower() in SEVERITY:
+        return SEVERITY[value.strip().lower()]
+    if isinstance(value, str) and not re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        known = ", ".join(f"{k} ({v:g})" for k, v in SEVERITY.items())
+        raise InstanceFormatError(source, f"expected a number or one of {known}, got {value!r}", field=f"{where}.severity")
+    severity = float(_number(value, source, f"{where}.severity"))
     if severity > 1:
         _repair(source, f"{where}.severity {severity:g} read as a percentage: {severity / 100:g}")
         severity = min(1.0, severity / 100)
+    return severity
+
+
+def _weather(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
+    severity = _severity(f, source, where)
+    ops = _operations(f, source, where, shell, "the machines of")
+    if not ops:
+        _repair(source, f"{where}.affected_operations is empty: the weather slows every machine")
+        flat = [(j, k) for j, row in enumerate(shell.jobs) for k in range(len(row))]
+        ops = [flat[next(i for i, (j, k) in enumerate(flat) if shell.jobs[j][k][0] == m)]
+               for m in range(shell.n_machines) if any(mc == m for r in shell.jobs for mc, _ in r)]
+    return (("operations", tuple(sorted(set(ops)))), ("severity", severity))
+
+
+def _operations(f: dict, source: str, where: str, shell: ShopInstance, use: str) -> list[tuple[int, int]]:
+    """``affected_operations`` as 0-based ``(job, operation)``: ``{job, operation}`` objects,
+    ``"J1_O2"`` strings, or a bare number n (REALM-Bench's form): the n-th operation counting
+    job by job from 1."""
     flat = [(j, k) for j, row in enumerate(shell.jobs) for k in range(len(row))]
-    ops = []
+    pairs, bare = [], []
     for i, entry in enumerate(f.get("affected_operations") or []):
+        at = f"{where}.affected_operations[{i}]"
         if isinstance(entry, Mapping):
-            ops.append((int(_number(entry.get("job"), source, f"{where}.affected_operations[{i}].job")),
-                        int(_number(entry.get("operation"), source, f"{where}.affected_operations[{i}].operation"))))
+            pairs.append((int(_number(entry.get("job"), source, f"{at}.job")),
+                          int(_number(entry.get("operation"), source, f"{at}.operation"))))
             continue
         numbers = [int(x) for x in re.findall(r"\d+", str(entry))]
         if len(numbers) == 2:
-            ops.append((numbers[0], numbers[1]))
+            pairs.append((numbers[0], numbers[1]))
         elif len(numbers) == 1 and 1 <= numbers[0] <= len(flat):
-            ops.append(tuple(x + 1 for x in flat[numbers[0] - 1]))  # the n-th operation, job by job
+            bare.append(flat[numbers[0] - 1])
         else:
-            raise InstanceFormatError(source, f"expected an operation, got {entry!r}", field=f"{where}.affected_operations[{i}]")
-    if not ops:
-        _repair(source, f"{where}.affected_operations is empty: the weather slows every machine")
-        ops = [flat[next(i for i, (j, k) in enumerate(flat) if shell.jobs[j][k][0] == m)]
-               for m in range(shell.n_machines) if any(mc == m for r in shell.jobs for mc, _ in r)]
-        return (("operations", tuple(sorted(set(ops)))), ("severity", severity))
-    if min(min(o) for o in ops) >= 1:
+            raise InstanceFormatError(source, f"expected an operation (1..{len(flat)} or [job, operation]), "
+                                              f"got {entry!r}", field=at)
+    if bare:
+        _repair(source, f"{where}.affected_operations: {len(bare)} bare number(s) read as the n-th operation "
+                        f"counting job by job from 1; the disruption uses {use} them")
+    if pairs and min(min(o) for o in pairs) >= 1:
         _repair(source, f"{where}.affected_operations: job and operation ids numbered from 1 converted to 0-based")
-        ops = [(j - 1, k - 1) for j, k in ops]
-    return (("operations", tuple(sorted(set(ops)))), ("severity", severity))
+        pairs = [(j - 1, k - 1) for j, k in pairs]
+    return pairs + bare
+
+
+_PARAMS = {"machine_breakdown": _breakdown, "power_outage": _outage, "emergency_shutdown": _shutdown,
+           "cascading_failure": _cascade, "supply_delay": _supply, "weather_effect": _weather}

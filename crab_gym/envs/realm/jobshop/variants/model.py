@@ -94,7 +94,8 @@ def windows(d: Disruption, inst: ShopInstance) -> Windows:
 
 def supply_jobs(d: Disruption, n_jobs: int) -> tuple[int, ...]:
     """The jobs a supply delay holds: those it lists, else the first
-    ``ceil(shortage_percentage / 100 * n_jobs)`` jobs (REALM-Bench's J2 lists none)."""
+    ``ceil(shortage_percentage / 100 * n_jobs)`` jobs (REALM-Bench's J2 lists none; its J4
+    lists operations, which the reader turns into their jobs)."""
     listed = d.get("jobs")
     if listed:
         return tuple(listed)
