@@ -52,7 +52,18 @@ def test_every_upstream_file_loads_with_the_disruptions_it_declares(problem, fol
             assert any("machine ids numbered from 1" in r for r in repairs)
         else:  # the J1 text is cut after 10 lines: the whole J1 file it names is read
             assert any("holds only the first 10 lines" in r for r in repairs)
-            assert inst.n_ops == inst.n_jobs * inst.n_machines
+            j1 = problem_spec("P11").part("load")(str(Path(REALM_DIR or ".", raw["base_instance"]["source_file"])))
+            assert inst.jobs == tuple(tuple(zip(m, d)) for m, d in zip(j1.machines, j1.durations))
+
+
+def test_every_j1_file_a_j2_file_names_loads_as_p11():
+    paths = sorted(Path(REALM_DIR or ".", "J1").rglob("*.txt"))
+    assert len(paths) == 109
+    names = {json.loads(p.read_text())["base_instance"]["source_file"] for p in files("J2/disruptions")}
+    assert names == {p.relative_to(Path(REALM_DIR or ".")).as_posix() for p in paths}
+    for path in paths:
+        inst = problem_spec("P11").part("load")(str(path))
+        assert inst.n_jobs * inst.n_machines == sum(len(r) for r in inst.durations)
 
 
 def test_a_j2_file_reads_the_whole_j1_instance_and_one_based_machine_ids():
