@@ -587,14 +587,11 @@ class RealmEnv(CrabEnv):
 
     def describe(self) -> str:
         """The current state in words (the viewer's text)."""
-        return self._text()
+        return self.viewer.text(self)
 
     def render(self) -> Any:
         if self.render_mode == "ansi":
-            return self._text()
+            return self.viewer.text(self)
         if self.render_mode == "rgb_array":
             return self.viewer.image(self)
         return None
-
-    def _text(self) -> str:
-        return self.viewer.text(self)
