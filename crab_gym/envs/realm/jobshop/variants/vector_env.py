@@ -23,6 +23,7 @@ from gymnasium.vector.utils import batch_space
 
 from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
+from crab_gym.envs.realm.jobshop.recycled_obs import RecycledObservations
 from crab_gym.envs.realm.jobshop.variants.env import ShopEnv
 from crab_gym.envs.realm.jobshop.variants.env_disruptions import DisruptedShopEnv, J4Env
 from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
@@ -104,7 +105,11 @@ class ShopVectorEnv(gym.vector.VectorEnv):
         return self._observation(), rewards, terminated, np.zeros(n, dtype=bool), infos
 
     def action_masks(self) -> np.ndarray:
-        return np.stack([e.action_masks()[: self.single_action_space.n] for e in self.envs])
+        """(N, n_jobs) bool: the legal jobs (every job for an env awaiting its reset: its
+        action is ignored, and a maskable policy needs one legal choice per row)."""
+        mask = np.stack([e.action_masks()[: self.single_action_space.n] for e in self.envs])
+        mask[self._needs_reset] = True
+        return mask
 
     def solution(self, i: int) -> dict[str, Any]:
         return self.envs[i]._solution()
@@ -158,22 +163,26 @@ class J3VectorEnv(gym.vector.VectorEnv):
         self._total = self._length.sum(axis=1)  # real operations per env
         self._real_machines = first.instance.n_machines  # the spare machines are not observed
         self._needs_reset = np.zeros(num_envs, dtype=bool)
+        b = self.batch
+        self._state = {"done": b.done, "lower_bound": b.lower_bound,
+                       "machine_available": b.machine_available[:, : self._real_machines], "action_mask": b.mask}
+        self._copies = RecycledObservations(self._state, ("done", "lower_bound", "action_mask"))
+        self._job_rows = np.arange(b.n_jobs)
 
     def _restart(self, rows: np.ndarray) -> None:
-        b = self.batch
-        b.reset(rows)
+        self.batch.reset(rows)
         self._needs_reset[rows] = False
+        self._copies.changed((rows[:, None] * self.batch.n_jobs + self._job_rows).ravel())
 
     def _observation(self) -> dict[str, np.ndarray]:
         """The engine's state arrays: copied (``copy=True``: nothing the env later writes is
-        handed out) or read-only views; the instance arrays are read-only and never change."""
+        handed out; see :class:`RecycledObservations`) or read-only views; the instance arrays
+        are read-only and never change."""
         b = self.batch
-        state = {"done": b.done, "lower_bound": b.lower_bound, "machine_available": b.machine_available[:, : self._real_machines],
-                 "action_mask": b.mask}
         if self.copy:
-            state = {k: np.array(v) for k, v in state.items()}
+            state = self._copies.take()
         else:
-            state = {k: v.view() for k, v in state.items()}
+            state = {k: v.view() for k, v in self._state.items()}
             for v in state.values():
                 v.flags.writeable = False
         return {"processing_time": b.processing_time, "machine": self._machine, "n_ops": self._n_ops, **state}
@@ -191,6 +200,9 @@ class J3VectorEnv(gym.vector.VectorEnv):
         waiting = bool(resetting.any())
         before = b.jobs_done.copy()
         legal = b.try_dispatch(jobs, skip=resetting if waiting else None)
+        if self.copy:
+            moved = np.flatnonzero(legal)
+            self._copies.changed(moved * b.n_jobs + jobs[moved])
         pw, ow, penalty = self._weights
         n = b.n_jobs
         rewards = np.where(legal, 0.0 + pw * (b.jobs_done / n - before / n), 0.0 - penalty)
@@ -212,7 +224,10 @@ class J3VectorEnv(gym.vector.VectorEnv):
         return self._observation(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
 
     def action_masks(self) -> np.ndarray:
-        return self.batch.mask.astype(bool)
+        """(N, n_jobs) bool: the legal jobs (every job for an env awaiting its reset)."""
+        mask = self.batch.mask.astype(bool)
+        mask[self._needs_reset] = True
+        return mask
 
     def solution(self, i: int) -> dict[str, Any]:
         """Env ``i``'s plan in REALM's shape (the spare machines left out)."""
