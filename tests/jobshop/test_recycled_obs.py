@@ -6,22 +6,29 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.envs.realm.jobshop.recycled_obs import RecycledObservations
 
-NAMES = ["j3_small_00", "j3_small_03", "j3_small_05"]
+#: (id, arguments): J3 on three instances, and on one instance shared by every env.
+SETUPS = {
+    "j3": ("Realm-J3-v0", {"instances": ["j3_small_00", "j3_small_03", "j3_small_05"]}),
+    "j3-one-instance": ("Realm-J3-v0", {"instance": "j3_medium_02"}),
+}
 
 
-def _pair() -> tuple[gym.vector.VectorEnv, gym.vector.VectorEnv]:
+def _pair(setup: str) -> tuple[gym.vector.VectorEnv, gym.vector.VectorEnv]:
+    env_id, kwargs = SETUPS[setup]
     make = gym.make_vec
-    copied = make("Realm-J3-v0", num_envs=3, vectorization_mode="vector_entry_point", instances=NAMES)
-    views = make("Realm-J3-v0", num_envs=3, vectorization_mode="vector_entry_point", instances=NAMES, copy=False)
+    copied = make(env_id, num_envs=3, vectorization_mode="vector_entry_point", **kwargs)
+    views = make(env_id, num_envs=3, vectorization_mode="vector_entry_point", copy=False, **kwargs)
     return copied, views
 
 
-def test_recycled_copies_equal_the_state_and_what_is_held_never_changes():
-    copied, views = _pair()
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_recycled_copies_equal_the_state_and_what_is_held_never_changes(setup):
+    copied, views = _pair(setup)
     rng = np.random.default_rng(7)
     obs, _ = copied.reset(seed=0)
     views.reset(seed=0)
@@ -59,7 +66,7 @@ def test_recycled_copies_equal_the_state_and_what_is_held_never_changes():
                 np.testing.assert_array_equal(kept[key], then[key], err_msg=key)
         else:
             np.testing.assert_array_equal(kept, then)
-    assert reused > 250  # most copies handed out were refreshed ones, not made anew
+    assert reused > 200  # most copies handed out were refreshed ones, not made anew
 
 
 def test_a_copy_is_refreshed_whole_when_the_log_no_longer_reaches_it():
