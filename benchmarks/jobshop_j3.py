@@ -4,7 +4,7 @@ legal play, reset time, and the vector env (N=256) against the single env, in on
     python benchmarks/jobshop_j3.py [--seconds 3] [--repeats 3] [--envs 256] [--png j3.png]
 
 A random legal job is chosen from the observation's mask with the same cheap code for every
-env (one uniform draw, taken as the index among the legal jobs), and each env is timed both
+env (uniform over the legal jobs), and each env is timed both
 on ``step()`` alone (as benchmarks/jobshop_vector.py does for P11) and with its choice (as
 benchmarks/jobshop_speed.py does); each ratio compares like with like. Best of ``--repeats``. Realm-P11-v0
 on ta01 is measured in the same run as a reference point. ``--png`` saves an ``rgb_array``
@@ -51,18 +51,32 @@ def single(env_id: str, instance: str, seconds: float, repeats: int) -> tuple[fl
     return best_only, best, best_reset * 1000
 
 
+def random_legal(masks: np.ndarray, rng: np.random.Generator, tries: int = 4) -> np.ndarray:
+    """One legal job per row of ``masks``, uniformly: ``tries`` uniform draws per row, the
+    first legal one taken (rejection sampling); a row whose draws all miss takes its n-th
+    legal job for a uniform n (a cumulative count, over those rows only)."""
+    rows = np.arange(len(masks))
+    picks = rng.integers(0, masks.shape[1], size=(len(masks), tries))
+    legal = masks[rows[:, None], picks]
+    actions = picks[rows, legal.argmax(axis=1)]
+    missed = np.flatnonzero(~legal.any(axis=1))
+    if len(missed):
+        counts = masks[missed].cumsum(axis=1)
+        nth = (rng.random(len(missed)) * counts[:, -1]).astype(np.int64)
+        actions[missed] = np.argmax(counts > nth[:, None], axis=1)
+    return actions
+
+
 def vector(env_id: str, instance: str, n: int, seconds: float, copy: bool = True) -> tuple[float, float]:
     """(env-steps/s counting ``step()`` only, env-steps/s with the random legal choice) of the
-    id's vector env with ``n`` envs (the choice: one uniform draw per env, taken as the index
-    among its legal jobs, as the single env's choice)."""
+    id's vector env with ``n`` envs (the choice: :func:`random_legal`, uniform over each
+    env's legal jobs, as the single env's)."""
     envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", instance=instance, copy=copy)
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     steps, in_step, t0 = 0, 0.0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        legal = envs.unwrapped.action_masks().cumsum(axis=1, dtype=np.int16)
-        nth = (rng.random(n) * legal[:, -1]).astype(np.int16)
-        actions = np.argmax(legal > nth[:, None], axis=1)
+        actions = random_legal(envs.unwrapped.action_masks(), rng)
         s0 = time.perf_counter()
         envs.step(actions)
         in_step += time.perf_counter() - s0

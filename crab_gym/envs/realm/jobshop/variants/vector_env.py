@@ -41,7 +41,8 @@ class ShopVectorEnv(gym.vector.VectorEnv):
 
     Actions: ``MultiDiscrete([n_jobs] * num_envs)`` (``single_action_space`` is
     ``Discrete(n_jobs)``, the single env's flat ``dispatch`` choice); a masked job changes
-    nothing in its env (``info["valid"]`` False there). ``action_masks()`` is (N, n_jobs).
+    nothing in its env (``info["valid"]`` False there). ``action_masks()`` is (N, n_jobs),
+    every job marked for an env awaiting its autoreset (its action is ignored).
     ``kwargs`` go to every env; ``instances=[...]`` gives one instance per env (one shape).
     """
 
@@ -124,8 +125,9 @@ class J3VectorEnv(gym.vector.VectorEnv):
     its bounds never move into the padding. Equal step for step to N single
     envs: same observations (padding shown as in the single env), rewards, terminations,
     makespans and optimality (tested). Actions, autoreset, ``info`` and ``action_masks()`` as
-    :class:`ShopVectorEnv`; ``copy=False`` returns read-only views of the state arrays
-    (valid until the next step)."""
+    :class:`ShopVectorEnv`; ``copy=True`` returns arrays nothing writes afterwards (copies
+    nobody holds any more are refreshed row by row: :class:`RecycledObservations`),
+    ``copy=False`` read-only views of the state arrays (valid until the next step)."""
 
     metadata: dict[str, Any] = {"autoreset_mode": _NEXT_STEP, "render_modes": []}
 
