@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -21,6 +21,7 @@ from collections import deque
 
 import numpy as np
 
+
 class RecycledObservations:
     """Copies of ``sources`` (the engine's live arrays), handed out as arrays nothing writes later.
 
