@@ -30,6 +30,7 @@ from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
 from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, check_disruption, disruption_from
 from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner
 from crab_gym.envs.realm.jobshop.variants.references import reference
+from crab_gym.envs.realm.jobshop.variants.sim import INF
 from crab_gym.envs.realm.jobshop.variants.source import SOURCES
 
 
@@ -208,19 +209,35 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     # ================================================================== observation, info, metrics
     def _get_obs(self) -> dict[str, np.ndarray]:
         obs = ShopEnv._get_obs(self)
+        now = self.sim.now
+        down, hold = self._windows_shown()
+        obs.update(clock=np.array([min(now, HORIZON)], np.float32), machine_down=down.copy(), job_hold=hold.copy())
+        return obs
+
+    def _windows_shown(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each machine's next known down-time and each job's next hold that has not ended by
+        now, as observed; worked out again only when the windows change (a strike, a reset)
+        or the clock reaches the end of one of them."""
         s, now = self.sim, self.sim.now
+        cached = getattr(self, "_shown", None)
+        if cached is not None and cached[0] == s.windows_stamp and now < cached[1]:
+            return cached[2], cached[3]
         down = np.zeros((self.instance.n_machines, 2), np.float32)
+        expiry = INF
         for mc, a, b in s.known_windows:
-            if b > now and (down[mc, 1] == 0 or a < down[mc, 0]):
-                down[mc] = (a, b)
+            if b > now:
+                expiry = min(expiry, b)
+                if down[mc, 1] == 0 or a < down[mc, 0]:
+                    down[mc] = (a, b)
         hold = np.zeros((self.instance.n_jobs, 2), np.float32)
         for j, spans in enumerate(s.holds):
             for a, b in spans:
                 if b > now:
                     hold[j] = (a, b)
+                    expiry = min(expiry, b)
                     break
-        obs.update(clock=np.array([min(now, HORIZON)], np.float32), machine_down=down, job_hold=hold)
-        return obs
+        self._shown = (s.windows_stamp, expiry, down, hold)
+        return down, hold
 
     def _extra_info(self) -> dict[str, Any]:
         return {**ShopEnv._extra_info(self), **self._fired_info(), **self._pause_info()}

@@ -25,6 +25,7 @@ hindsight optimum (CP-SAT knowing every window from the start) bounds every plan
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -36,6 +37,9 @@ import numpy as np
 from crab_gym.envs.realm.jobshop.variants.model import Disruption, ShopInstance, Windows, merged, windows
 
 INF = math.inf
+#: Stamps of the known windows: a new one at every reset and strike, unique across sims (a
+#: copy shares its original's stamp, and its windows).
+_WINDOW_STAMPS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class ShopSim:
         self.m_free = [0] * m  # end of the machine's last placed operation
         self.holds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         self.known_windows: list[tuple[int, int, int]] = []
+        self.windows_stamp = next(_WINDOW_STAMPS)  # changes whenever holds/known_windows do
         self.makespan = 0
         self.n_scheduled = 0
         self.jobs_done = 0
@@ -239,6 +244,7 @@ class ShopSim:
         _, _, d, w = self._pending.pop(0)
         a = d.start
         self.applied.append(d)
+        self.windows_stamp = next(_WINDOW_STAMPS)
         for mc, s, e in w.machines:
             if e > s:
                 self.known_windows.append((mc, s, e))
