@@ -110,11 +110,14 @@ class RandomDisruptions(BaseModel):
         """One episode's disruptions as mappings, sorted by start.
 
         ``targets``: ``{"routes": ["a-b", ...], "locations": [...], "window": (lo, hi),
-        "kinds": {type: DisruptionKind}}``, as :func:`disruption_targets` gives them.
+        "kinds": {type: DisruptionKind}}`` and optionally ``"locations_by_kind": {type:
+        [...]}`` (a type's own places, where it cannot strike every location), as
+        :func:`disruption_targets` gives them.
         """
         lo, hi = self.window if self.window is not None else targets["window"]
         routes, locations = list(targets.get("routes", [])), list(targets.get("locations", []))
         kinds: Mapping[str, DisruptionKind] = targets.get("kinds", {})
+        by_kind: Mapping[str, Any] = targets.get("locations_by_kind", {})
         types = self.types_among(kinds)
         out: list[dict[str, Any]] = []
         if self.rate <= 0:
@@ -131,9 +134,8 @@ class RandomDisruptions(BaseModel):
                 "type": kind,
                 "start": max(int(lo), start),
                 "duration": int(rng.integers(self.duration[0], self.duration[1] + 1)),
-                "impact": "random",
             }
-            pool = locations if at_place else routes
+            pool = by_kind.get(kind, locations) if at_place else routes
             if not pool:
                 raise InvalidDisruptionError(f"no {'place' if at_place else 'road'} to put a {kind} on")
             item["location" if at_place else "route"] = pool[int(rng.integers(len(pool)))]

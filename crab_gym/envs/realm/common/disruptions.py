@@ -73,8 +73,9 @@ class DisruptiveEnv(Protocol):
         ...
 
     def disruption_targets(self) -> Mapping[str, Any]:
-        """Where disruptions may strike: ``routes`` ("a-b"), ``locations``, and the ``window``
-        ``(first, last)`` of start minutes that matter."""
+        """Where disruptions may strike: ``routes`` ("a-b"), ``locations``, the ``window``
+        ``(first, last)`` of start minutes that matter, and optionally ``locations_by_kind``
+        (``{type: [...]}``) for types that strike only some of the locations."""
         ...
 
     def faced_schedule(self) -> list[Any]:

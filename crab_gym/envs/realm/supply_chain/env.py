@@ -555,10 +555,12 @@ class SupplyChainEnv(DisruptedRealmEnv):
         return disruption_report(applied, now, msg, self.disruption_json(d))
 
     def disruption_targets(self) -> dict[str, Any]:
-        """Where disruptions may strike: ``locations`` (components and stages), no routes,
-        and the ``window`` of start days ``(0, end_day)``."""
+        """Where disruptions may strike: ``locations`` (components and stages: a shortage
+        strikes a component, a breakdown a stage), no routes, and the ``window`` of start days
+        ``(0, end_day)``."""
         inst = self.instance
-        return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.end_day)}
+        return {"routes": [], "locations": [*inst.component_names, *STAGES], "window": (0, inst.end_day),
+                "locations_by_kind": {"resource_shortage": list(inst.component_names), "machine_breakdown": list(STAGES)}}
 
     # ================================================================== results
     def _check(self) -> Any:

@@ -27,7 +27,13 @@ from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
-from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, check_disruption, disruption_from
+from crab_gym.envs.realm.jobshop.variants.model import (
+    KINDS,
+    Disruption,
+    ShopInstance,
+    check_disruption,
+    disruption_from,
+)
 from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner
 from crab_gym.envs.realm.jobshop.variants.references import reference
 from crab_gym.envs.realm.jobshop.variants.sim import INF
@@ -152,7 +158,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         else:
             if not isinstance(disruption, Mapping):
                 raise InvalidDisruptionError(f"a disruption is a mapping, got {type(disruption).__name__}")
-            data = _with_location(dict(disruption), self.instance.n_machines)
+            data = _with_location(dict(disruption), self.instance)
             if data.get("start") is None:
                 data["start"] = 0 if self._terminated else int(self.sim.now)
             try:
@@ -179,7 +185,8 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
 
     def disruption_targets(self) -> dict[str, Any]:
         inst = self.instance
-        return {"routes": [], "locations": [f"M{m}" for m in range(inst.n_machines)],
+        used = sorted({m for row in inst.jobs for m, _ in row})  # a machine with work to disrupt
+        return {"routes": [], "locations": [f"M{m}" for m in used],
                 "window": (int(self.sim.now), max(int(self.sim.now) + 1, inst.trivial_lower_bound()))}
 
     def _active_disruptions(self) -> list[Disruption]:
@@ -271,31 +278,42 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         return float(value)
 
 
-def _with_location(data: dict[str, Any], n_machines: int) -> dict[str, Any]:
-    """The protocol's ``location`` (``"M3"``, ``"J5"``) as the type's own field."""
+def _with_location(data: dict[str, Any], instance: ShopInstance) -> dict[str, Any]:
+    """The protocol's ``location`` (``"M3"`` a machine, ``"J5"`` a job) as the type's own
+    fields (fields given explicitly win); the protocol's ``delay`` has no meaning here."""
     where = data.pop("location", None)
     data.pop("delay", None)
-    if where is None:
-        return data
-    digits = "".join(ch for ch in str(where) if ch.isdigit())
-    if not digits:
-        raise InvalidDisruptionError(f"location must name a machine (M3) or a job (J5), got {where!r}")
-    index = int(digits)
-    kind = data.get("type")
-    if kind == "supply_delay":
-        data.setdefault("jobs", [index])
-        data.setdefault("shortage_percentage", 0.0)
-    elif kind == "machine_breakdown":
-        data.setdefault("machine", index)
-    elif kind == "power_outage":
-        data.setdefault("machines", [index])
-    elif kind == "cascading_failure":
-        data.setdefault("primary_machine", index)
-    elif kind == "weather_effect":
-        data.setdefault("severity", 0.5)
     if data.get("duration") is None:
         data["duration"] = 30
+    if where is None:
+        return data
+    text = str(where).strip().upper()
+    if len(text) < 2 or text[0] not in "MJ" or not text[1:].isdigit():
+        raise InvalidDisruptionError(f"location must name a machine (M3) or a job (J5), got {where!r}")
+    at_machine, index = text[0] == "M", int(text[1:])
+    count = instance.n_machines if at_machine else instance.n_jobs
+    if index >= count:
+        raise InvalidDisruptionError(f"location {where!r}: this instance has {'machines' if at_machine else 'jobs'} "
+                                     f"{text[0]}0..{text[0]}{count - 1}")
+    kind = data.get("type")
+    if kind in _AT_MACHINE and not at_machine:
+        raise InvalidDisruptionError(f"a {kind} strikes a machine (location M0..M{instance.n_machines - 1}), got {where!r}")
+    ops = [(j, k) for j, row in enumerate(instance.jobs) for k, (m, _) in enumerate(row)
+           if (m == index if at_machine else j == index)]
+    fields = {
+        "machine_breakdown": {"machine": index},
+        "power_outage": {"machines": [index]},
+        "cascading_failure": {"primary_machine": index},
+        "supply_delay": {"jobs": sorted({j for j, _ in ops}), "shortage_percentage": 0.0},
+        "weather_effect": {"operations": [list(op) for op in ops], "severity": 0.5},
+    }.get(kind, {})
+    for key, value in fields.items():
+        data.setdefault(key, value)
     return data
+
+
+#: The types that strike one machine (their location must be a machine).
+_AT_MACHINE = ("machine_breakdown", "power_outage", "cascading_failure")
 
 
 class J4Env(DisruptedShopEnv):
