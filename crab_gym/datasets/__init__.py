@@ -6,8 +6,9 @@
 >>> load_instance("P1", "p1_small_00").name
 'p1_small_00'
 
-``load_realm_instance(path)`` reads a user's own copy of an upstream REALM-Bench file (P1-P10),
-whichever problem it holds; ``InstanceFormatError`` is what every malformed file raises.
+``load_realm_instance(path)`` reads a user's own copy of an upstream REALM-Bench file (P1-P10,
+J2-J4, or a J1 job-shop text, which is P11), whichever problem it holds; ``InstanceFormatError``
+is what every malformed file raises.
 :mod:`crab_gym.datasets.jssp` keeps the job-shop names.
 """
 
