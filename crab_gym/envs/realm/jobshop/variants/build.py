@@ -7,7 +7,8 @@
 
 Instances come from the seeded generators (:data:`SHIPPED`: size -> seeds per problem);
 each reference is :func:`~.oracle.reference_record` with CP-SAT on one worker for
-:func:`~.references.time_limit` seconds per solve (2 s small, 5 s medium, 10 s large). A
+:func:`~.references.time_limit` seconds per solve (2 s small, 5 s medium, 10 s large, 30 s
+beyond 5,000 operations: J2 large). A
 record already stored for the same instance data is kept (resumable); ``--force`` re-solves
 and keeps the better of the two plans. ``--names`` re-solves only those instances and
 ``--time-limit`` overrides the seconds per solve (the record says which limit it had).
@@ -26,7 +27,7 @@ from crab_gym.envs.realm.jobshop.variants.oracle import reference_record
 from crab_gym.envs.realm.jobshop.variants.references import time_limit
 
 #: Shipped instances: per problem, the number of seeds per size.
-SHIPPED = {"J2": {"small": 12, "medium": 8}, "J3": {"small": 8, "medium": 6, "large": 6},
+SHIPPED = {"J2": {"small": 12, "medium": 8, "large": 4}, "J3": {"small": 8, "medium": 6, "large": 6},
            "J4": {"small": 8, "medium": 6, "large": 6}}
 REFERENCES = INSTANCES / "references.json"
 
