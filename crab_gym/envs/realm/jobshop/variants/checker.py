@@ -8,7 +8,10 @@
   and machine predecessors allow, pushed past every window it would overlap (the windows
   of a disruption that strikes while an operation runs restart that operation after the
   window, which ends where this pushing puts it). It walks the plan's precedence graph in
-  topological order (Kahn), where the env places operations machine by machine.
+  topological order (Kahn), where the env places operations machine by machine. A plan
+  may say when each operation may start at the earliest (``not_before``, as the env's
+  ``info["solution"]`` does: the clock never runs back, so an operation placed at a pause
+  or pushed by a strike cannot start before it).
 """
 
 from __future__ import annotations
@@ -48,9 +51,12 @@ def _push(t: int, p: int, spans: Sequence[tuple[int, int]]) -> int:
     return t
 
 
-def plan_starts(inst: ShopInstance, sequence: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Start of every operation of the plan (``starts[j][k]``). Raises ValueError if a
-    machine does not list each of its operations once, or if the orders deadlock."""
+def plan_starts(inst: ShopInstance, sequence: Sequence[Sequence[int]],
+                not_before: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
+    """Start of every operation of the plan (``starts[j][k]``), none before its
+    ``not_before[j][k]`` (if given). Raises ValueError if a machine does not list each of
+    its operations once, if ``not_before`` is not one number per operation, or if the
+    orders deadlock."""
     m, jobs = inst.n_machines, inst.jobs
     if len(sequence) != m:
         raise ValueError(f"a plan lists {m} machines, got {len(sequence)}")
@@ -71,10 +77,19 @@ def plan_starts(inst: ShopInstance, sequence: Sequence[Sequence[int]]) -> list[l
         if len(ops) != len(occurrences[mc]):
             raise ValueError(f"machine {mc}: lists {len(ops)} operations, has {len(occurrences[mc])}")
         mach_order.append(ops)
-    return _longest_paths(inst, mach_order)
+    return _longest_paths(inst, mach_order, _release_times(inst, not_before))
 
 
-def _longest_paths(inst: ShopInstance, mach_order: list[list[tuple[int, int]]]) -> list[list[int]]:
+def _release_times(inst: ShopInstance, not_before: Sequence[Sequence[int]] | None) -> dict[tuple[int, int], int]:
+    if not_before is None:
+        return {}
+    if len(not_before) != inst.n_jobs or any(len(r) != len(row) for r, row in zip(not_before, inst.jobs)):
+        raise ValueError("not_before must list one start per operation, job by job")
+    return {(j, k): int(t) for j, row in enumerate(not_before) for k, t in enumerate(row)}
+
+
+def _longest_paths(inst: ShopInstance, mach_order: list[list[tuple[int, int]]],
+                   release: dict[tuple[int, int], int]) -> list[list[int]]:
     succ: dict[tuple[int, int], list[tuple[int, int]]] = {}
     indeg: dict[tuple[int, int], int] = {}
     for j, row in enumerate(inst.jobs):
@@ -88,7 +103,7 @@ def _longest_paths(inst: ShopInstance, mach_order: list[list[tuple[int, int]]]) 
             succ.setdefault(a, []).append(b)
             indeg[b] += 1
     mw, jw = _blocked(inst)
-    earliest = dict.fromkeys(indeg, 0)
+    earliest = {op: release.get(op, 0) for op in indeg}
     starts = [[-1] * len(r) for r in inst.jobs]
     queue = deque(op for op, d in indeg.items() if d == 0)
     done = 0
@@ -149,10 +164,11 @@ class ShopCheck(PlanCheck):
 
 def check(instance: ShopInstance, plan: Mapping[str, Any]) -> ShopCheck:
     """The ``check`` role: the makespan and constraints of a plan ``{"sequence": [...]}``
-    carried out with every disruption of ``instance`` striking (see :func:`plan_starts`)."""
+    (optionally ``"not_before"``) carried out with every disruption of ``instance`` striking
+    (see :func:`plan_starts`)."""
     try:
         sequence = [[int(j) for j in row] for row in plan["sequence"]]
-        starts = plan_starts(instance, sequence)
+        starts = plan_starts(instance, sequence, plan.get("not_before"))
     except (KeyError, ValueError, TypeError) as err:
         return ShopCheck(False, math.inf, {"sequence": False, "schedule": False},
                          {"planning_quality": 0.0, "constraint_satisfaction": 0.0, "error": str(err)})

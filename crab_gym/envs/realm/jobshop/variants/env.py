@@ -285,7 +285,8 @@ class ShopEnv(RealmEnv):
 
     def _solution(self) -> dict[str, Any]:
         s = self.sim
-        return {"sequence": s.sequences(), "makespan": s.makespan, "schedule": s.operations()}
+        return {"sequence": s.sequences(), "makespan": s.makespan, "schedule": s.operations(),
+                "not_before": [row[:k] + [0] * (len(row) - k) for row, k in zip(s.not_before, s.next_op)]}
 
     def _extra_info(self) -> dict[str, Any]:
         events, self._events = self._events, []

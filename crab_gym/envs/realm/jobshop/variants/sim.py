@@ -90,6 +90,9 @@ class ShopSim:
         self.job_ready = [0] * n
         self._open_ready: list[float] = [0] * n
         self.start = [[-1] * L for L in self.length]
+        #: each placed operation's earliest start: the start it was first given (the clock
+        #: never runs back; a repair only pushes right), or the strike that restarted it
+        self.not_before = [[0] * L for L in self.length]
         self.m_starts: list[list[int]] = [[] for _ in range(m)]
         self.m_ends: list[list[int]] = [[] for _ in range(m)]
         self.m_ops: list[list[tuple[int, int]]] = [[] for _ in range(m)]  # (job, op); (-1, -1): a down-time
@@ -195,6 +198,7 @@ class ShopSim:
 
     def _commit(self, job: int, k: int, t: int, end: int) -> None:
         self.start[job][k] = t
+        self.not_before[job][k] = t
         self.job_ready[job] = end
         self.next_op[job] = k + 1
         self.n_scheduled += 1
@@ -276,9 +280,10 @@ class ShopSim:
                 elif p > 0 and s + p > a and any(
                         x < s + p and y > s for x, y in hit_m.get(self._mach[j][k], []) + hit_j.get(j, [])):
                     self.restarted.append({"job": j, "op": k, "machine": self._mach[j][k], "start": s, "stopped": a})
+                    self.not_before[j][k] = a
                     moved.append((s, j, k))
         if moved:
-            self._replace(moved)
+            self._replace(moved, a)
         else:
             self._rebuild_machines(set())
 
@@ -293,16 +298,20 @@ class ShopSim:
             self.m_ends[mc] = [x[1] for x in items]
             self.m_ops[mc] = [x[2] for x in items]
 
-    def _replace(self, moved: list[tuple[int, int, int]]) -> None:
+    def _replace(self, moved: list[tuple[int, int, int]], a: int) -> None:
+        """Re-place the operations ``moved`` (``(old start, job, op)``) at a strike at ``a``:
+        in their old machine and job order, each at its old start or later (right shift
+        only; a restarted one, whose old start is before ``a``, at ``a`` or later), past the
+        windows. Nothing moves into the past."""
         moving = {(j, k) for _, j, k in moved}
         self._rebuild_machines(moving)
         free = [max((e for e, op in zip(self.m_ends[mc], self.m_ops[mc]) if op[0] >= 0), default=0)
                 for mc in range(self.n_machines)]
         moved.sort(key=lambda x: (x[0], x[0] + self._dur[x[1]][x[2]], x[1], x[2]))
-        for _, j, k in moved:
+        for old, j, k in moved:
             mc, p = self._mach[j][k], self._dur[j][k]
             prev = self.start[j][k - 1] + self._dur[j][k - 1] if k else 0
-            t, i = self._fit(j, mc, p, max(prev, free[mc]))
+            t, i = self._fit(j, mc, p, max(prev, free[mc], old, a))
             self.start[j][k] = t
             self.m_starts[mc].insert(i, t)
             self.m_ends[mc].insert(i, t + p)
