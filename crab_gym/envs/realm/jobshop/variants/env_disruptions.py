@@ -27,6 +27,7 @@ from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
+from crab_gym.envs.realm.jobshop.variants.heuristics import best_rule_continuation
 from crab_gym.envs.realm.jobshop.variants.model import (
     KINDS,
     Disruption,
@@ -270,12 +271,17 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         return None if value is None else float(value)
 
     def _resolve_adaptation(self) -> float:
+        """The best of CP-SAT re-planning at every strike and of the dispatching rules, each
+        continuing from the state at the first strike. A re-solved plan keeps the placed
+        operations first on each machine, while a dispatch may fill an idle gap before them:
+        without the rules, a dispatching agent could beat the yardstick (the audit found
+        29 of 160 such episodes) and score adaptation 1.0 however it re-planned."""
         start = self.sim.first_strike_sim
         if start is None:
             return NOT_APPLICABLE
         planner = cp_planner(adaptation_budget(start.instance), deterministic=True)
         value, _ = adaptive_makespan(start.instance, planner, start)
-        return float(value)
+        return float(min(value, best_rule_continuation(start, self._obs_proc)))
 
 
 def _with_location(data: dict[str, Any], instance: ShopInstance) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from crab_gym.envs.realm.common.policy_fit import EnvFit, FittedPolicy
 from crab_gym.envs.realm.jobshop.variants.oracle import greedy_plan
+from crab_gym.envs.realm.jobshop.variants.sim import ShopSim
 
 ENV_CLASS = "crab_gym.envs.realm.jobshop.variants.env.ShopEnv"
 IDS = ("Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0")
@@ -85,6 +86,21 @@ RULES = {name: ShopRule(name, fn, what) for name, fn, what in (
     ("MOR", mor, "most operations remaining"),
     ("FIFO", fifo, "earliest ready time of the next operation"))}
 SPT, LPT, MWKR, MOR, FIFO = (RULES[k] for k in ("SPT", "LPT", "MWKR", "MOR", "FIFO"))
+
+
+def best_rule_continuation(start: ShopSim, processing_time: np.ndarray) -> int:
+    """The least makespan the dispatching rules reach, each dispatching on its own copy of
+    ``start`` to the end (the disruptions still to come striking as it goes), reading the
+    arrays the env observes (``processing_time``: the env's, padded as observed)."""
+    best = None
+    for rule in RULES.values():
+        sim = start.copy()
+        while not sim.complete:
+            obs = {"done": sim.done, "processing_time": processing_time, "lower_bound": sim.lower_bound,
+                   "action_mask": sim.mask}
+            sim.dispatch(rule.select(obs))
+        best = sim.makespan if best is None else min(best, sim.makespan)
+    return int(best)
 
 
 class GreedyReplanner(FittedPolicy):
