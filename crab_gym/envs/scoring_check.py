@@ -52,8 +52,15 @@ ZERO_IF_INFEASIBLE = ("optimality", "coordination", "adaptation")
 DO_NOTHING_MAX = 0.05
 #: Cost tolerance (costs are integers or sums of a few floats).
 EPS = 1e-6
-#: Steps before a policy's episode is cut.
+#: Steps before a policy's episode is cut (more where the env says a legal episode may need
+#: more: its ``most_steps``, e.g. a 200x50 job shop's 10,000 dispatches).
 MAX_STEPS = 5000
+
+
+def step_cap(env: gym.Env) -> int:
+    """The steps a policy's episode may take here: :data:`MAX_STEPS`, or the env's own
+    ``most_steps`` (the most a legal episode of this instance can take) where larger."""
+    return max(MAX_STEPS, int(getattr(_base(env), "most_steps", 0) or 0))
 #: Resubmissions of one plan (envs with disruptions pause at each and wait for a new plan).
 MAX_RESUBMITS = 50
 #: Failures of one kind kept verbatim in a report (the rest are counted).
@@ -205,14 +212,14 @@ def submit(env: gym.Env, plan: Mapping[str, Any], label: str, seed: int = 0) -> 
 
 
 def play(env: gym.Env, policy: Callable[[Any, dict], Any], label: str, seed: int = 0) -> Outcome:
-    """One episode of ``policy`` (cut after :data:`MAX_STEPS`)."""
+    """One episode of ``policy`` (cut after :func:`step_cap` steps)."""
     obs, info = env.reset(seed=seed)
     if hasattr(policy, "reset"):
         policy.reset(env)
     if hasattr(policy, "seed"):
         policy.seed(seed)
     total = 0.0
-    for _ in range(MAX_STEPS):
+    for _ in range(step_cap(env)):
         obs, reward, terminated, truncated, info = env.step(policy(obs, info))
         total += float(reward)
         if terminated or truncated:

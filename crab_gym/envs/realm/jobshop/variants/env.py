@@ -220,6 +220,12 @@ class ShopEnv(RealmEnv):
     def _provisional_reference(self) -> Reference:
         return bound_reference(self.instance)
 
+    @property
+    def most_steps(self) -> int:
+        """The most steps a legal episode takes: a dispatch per operation, plus a plan at the
+        start and at every pause (one per disruption), for step caps of runners and checks."""
+        return self.instance.n_ops + len(self.instance.disruptions) + 1
+
     def _agent_cost(self) -> float | None:
         return float(self.sim.makespan) if self.sim.complete else None
 
