@@ -196,3 +196,15 @@ def test_the_batched_j3_vector_env_equals_single_envs_at_200x50_with_masked_and_
             for key in single:
                 np.testing.assert_array_equal(obs[key][i], single[key])
     assert finished >= 1
+
+
+@pytest.mark.parametrize("env_id", ["Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"])
+def test_the_vector_env_takes_one_instance_per_env_as_instance_or_instances(env_id):
+    prefix = env_id[6:8].lower()
+    names = [f"{prefix}_small_00", f"{prefix}_small_01"]
+    for kwargs in ({"instance": names}, {"instances": names}):
+        vec = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **kwargs).unwrapped
+        got = [i.name for i in vec.instances] if hasattr(vec, "instances") else [e.instance.name for e in vec.envs]
+        assert got == names
+    with pytest.raises(ValueError, match="must list 3 instances, got 2"):
+        gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", instance=names)

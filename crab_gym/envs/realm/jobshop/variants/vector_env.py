@@ -50,9 +50,7 @@ class ShopVectorEnv(gym.vector.VectorEnv):
     metadata: dict[str, Any] = {"autoreset_mode": _NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, *, instances: list[Any] | None = None, **kwargs: Any) -> None:
-        if instances is not None and len(instances) != num_envs:
-            raise ValueError(f"instances must list {num_envs} instances, got {len(instances)}")
-        specs = instances or [kwargs.pop("instance", None)] * num_envs
+        specs = _instance_specs(num_envs, instances, kwargs)
         kwargs.pop("render_mode", None)
         self.envs = [self.env_class(spec, **kwargs) for spec in specs]
         first = self.envs[0]
@@ -133,10 +131,8 @@ class J3VectorEnv(gym.vector.VectorEnv):
 
     def __init__(self, num_envs: int = 1, *, instances: list[Any] | None = None, copy: bool = True,
                  **kwargs: Any) -> None:
-        if instances is not None and len(instances) != num_envs:
-            raise ValueError(f"instances must list {num_envs} instances, got {len(instances)}")
+        specs = _instance_specs(num_envs, instances, kwargs)
         kwargs.pop("render_mode", None)
-        specs = instances or [kwargs.pop("instance", None)] * num_envs
         singles: dict[int, ShopEnv] = {}
         keys = []
         for spec in specs:  # one single env per distinct instance: its spaces and its reference
@@ -235,6 +231,19 @@ class J3VectorEnv(gym.vector.VectorEnv):
         """Env ``i``'s plan in REALM's shape (the spare machines left out)."""
         seq = self.batch.sequences(i)[: self.instances[i].n_machines]
         return {"sequence": seq, "makespan": int(self.batch.makespan[i])}
+
+
+def _instance_specs(num_envs: int, instances: list[Any] | None, kwargs: dict[str, Any]) -> list[Any]:
+    """One instance spec per env: ``instances=[...]``, or ``instance=`` one spec for every
+    env or a list of one per env (as P11's vector env takes it)."""
+    one = kwargs.pop("instance", None)
+    if instances is None and isinstance(one, (list, tuple)):
+        instances = list(one)
+    if instances is None:
+        return [one] * num_envs
+    if len(instances) != num_envs:
+        raise ValueError(f"instances must list {num_envs} instances, got {len(instances)}")
+    return list(instances)
 
 
 #: Padding operations per spare machine (the batch's slot rows are as wide as the fullest machine).
