@@ -151,7 +151,7 @@ def test_an_episode_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path
     assert data["errors"] == [{"env": flaky_id, "kwargs": "{}", "policy": "random",
                                "error": "RuntimeError: flaky sensor at step 2", "count": 2, "seeds": [1, 3]}]
     md = (tmp_path / "report.md").read_text()
-    assert f"| {flaky_id} | random | 4 | 2 | 3.000 | 1.000 | 0.500 | 3 | 0 |" in md
+    assert f"| {flaky_id} | random | 4 | 2 | 0 | 3.000 | 1.000 | 0.500 | 3 | 0 |" in md
     assert f"- {flaky_id} x random: 2 episode(s) (seed 1, 3): RuntimeError: flaky sensor at step 2" in md
     assert "Errors" in out and "flaky sensor" in out  # printed too
 

@@ -25,6 +25,7 @@ import gymnasium as gym
 
 from crab_gym.core.cpu_turn import CpuTurn
 from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
+from crab_gym.core.unfinished import no_plan_metrics
 
 #: Seconds a reset may take before the runner says on stderr what it waits on.
 SLOW_RESET_NOTICE_S = 5.0
@@ -150,17 +151,28 @@ def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) ->
     if hasattr(policy, "seed"):  # a stochastic policy draws its own stream per episode seed
         policy.seed(tally.seed)
     terminated = truncated = False
+    fired = _fired(None, info)
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(policy(obs, info))
         tally.episode_return += float(reward)
         tally.steps += 1
         tally.invalid_actions += int(info.get("valid", True) is False)
         tally.completeness = float(info.get("completeness", 0.0))
+        fired = _fired(fired, info)
         if tally.steps >= max_steps and not terminated:
             truncated = True
     tally.terminated, tally.truncated = bool(terminated), bool(truncated)
-    tally.metrics = finished_metrics(env, info)
+    tally.metrics = episode_metrics(env, info, tally.terminated, fired)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
+
+
+def _fired(count: int | None, info: Mapping[str, Any]) -> int | None:
+    """Disruptions fired so far: ``count`` plus those this ``info`` reports (the disruption
+    protocol reports each once in ``info["disruptions"]``); None while the env reports none."""
+    fired = info.get("disruptions")
+    if not isinstance(fired, list):
+        return count
+    return (count or 0) + len(fired)
 
 
 def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int) -> None:
@@ -169,8 +181,23 @@ def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int)
     tally.episode_return, tally.steps = float(played.episode_return), int(played.steps)
     tally.invalid_actions, tally.completeness = int(played.invalid_actions), float(played.completeness)
     tally.terminated, tally.truncated = bool(played.terminated), bool(played.truncated)
-    tally.metrics = finished_metrics(env, played.info)
+    tally.metrics = episode_metrics(env, played.info, tally.terminated, None)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
+
+
+def episode_metrics(env: gym.Env, info: Mapping[str, Any], terminated: bool,
+                    disruptions_fired: int | None) -> dict[str, Any]:
+    """The episode's record of metrics: :func:`finished_metrics` of an episode the env ended;
+    of one it did not end (cut by a step or time limit), no plan: a REALM env's (one with
+    ``finish_metrics``) score metrics that apply are 0 (:func:`~crab_gym.core.unfinished.no_plan_metrics`;
+    ``disruptions_fired``: how many disruptions struck before the cut, None if unknown)."""
+    if terminated:
+        return finished_metrics(env, info)
+    metrics = dict(info.get("metrics", {}) or {})
+    base = env.unwrapped
+    if callable(getattr(base, "finish_metrics", None)) or callable(getattr(base, "finish_adaptation", None)):
+        return no_plan_metrics(metrics, disruptions_fired)
+    return metrics
 
 
 def finished_metrics(env: gym.Env, info: Mapping[str, Any]) -> dict[str, Any]:

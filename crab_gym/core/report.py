@@ -18,12 +18,13 @@ from typing import Any
 
 from crab_gym.core.episode import EpisodeResult, canonical_json
 from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
+from crab_gym.core.unfinished import SCORE_METRICS, is_unfinished, measured_metrics, scored_value
 
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
-    "env", "policy", "kwargs", "episodes", "errors", "return", "completeness", "success", "steps", "invalid", "time_s",
+    "env", "policy", "kwargs", "episodes", "errors", "truncated", "return", "completeness", "success", "steps", "invalid", "time_s",
 )
-REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
+REALM_METRICS = SCORE_METRICS
 #: Resource-usage columns (policies that report ``usage``, e.g. LLM agents), after the runner's.
 USAGE_COLUMNS = ("llm_tokens", "llm_requests", "llm_latency_s")
 #: Wall-clock measurements: the only values that differ between two runs of the same episodes
@@ -31,13 +32,15 @@ USAGE_COLUMNS = ("llm_tokens", "llm_requests", "llm_latency_s")
 #: and ``usage.latency_s``).
 WALL_CLOCK_FIELDS = ("time_s", "llm_latency_s", "latency_s", "wall_time_s", "wall_s")
 #: Columns that count things: printed as integers (means with one decimal when fractional).
-COUNT_COLUMNS = ("episodes", "errors", "steps", "invalid", "llm_tokens", "llm_requests")
+COUNT_COLUMNS = ("episodes", "errors", "truncated", "steps", "invalid", "llm_tokens", "llm_requests")
 
 #: What each column of the report means (the Markdown legend and the JSON ``columns``).
 LEGEND: dict[str, str] = {
     "episodes": "episodes run (one per seed), including those that raised an error",
     "errors": "episodes that raised an exception (listed under Errors); they count as failures in "
     "`success` and are left out of every other mean",
+    "truncated": "episodes the env did not end (cut by --max-steps, a time limit or the agent's step limit): "
+    "they have no plan and count 0 in the mean of every REALM metric that applies to them (docs/evaluation.md)",
     "return": "mean episode return (REALM envs: progress_weight x completeness + optimality_weight x optimality)",
     "completeness": "mean share of the env's sub-goals passed at the end of the episode (progress: "
     "targets visited, groups served, passengers delivered, jobs completed); 1.0 = every sub-goal passed",
@@ -105,37 +108,16 @@ class BenchmarkReport:
         return sum(r.error is not None for r in self.results)
 
     def summary(self) -> list[dict[str, Any]]:
-        """One row per (env, kwargs, policy): counts, and means over the episodes that ran
-        to the end (``None`` when every episode raised); ``success`` is over all episodes."""
+        """One row per (env, kwargs, policy): counts, and means over the episodes that did
+        not raise (``None`` when every episode raised); ``success`` is over all episodes. An
+        episode the env did not end (``truncated``) counts 0 in the mean of each REALM metric
+        that applies to it (:mod:`crab_gym.core.unfinished`)."""
         groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
+        measured = measured_metrics(self.results, lambda r: (r.env_id, _kwargs_key(r.env_kwargs)))
         for r in self.results:
             key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy)
             groups.setdefault(key, []).append(r)
-        rows = []
-        for (env_id, kwargs, policy), all_rs in groups.items():
-            rs = [r for r in all_rs if r.error is None]
-            metric_names = sorted({k for r in rs for k, v in r.metrics.items() if _is_number(v)})
-            row: dict[str, Any] = {
-                "env": env_id,
-                "kwargs": kwargs,
-                "policy": policy,
-                "episodes": len(all_rs),
-                "errors": len(all_rs) - len(rs),
-                "return": _mean(r.episode_return for r in rs),
-                "completeness": _mean(r.completeness for r in rs),
-                "success": statistics.fmean(float(r.success and r.error is None) for r in all_rs),
-                "steps": _mean(r.steps for r in rs),
-                "invalid": _mean(r.invalid_actions for r in rs),
-                "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
-            }
-            if any(r.usage for r in all_rs):
-                row["llm_tokens"] = _mean(_tokens(r.usage) for r in all_rs)
-                row["llm_requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
-                row["llm_latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
-            for name in metric_names:
-                row[name] = _mean(float(r.metrics[name]) for r in rs if _is_number(r.metrics.get(name)))
-            rows.append(row)
-        return rows
+        return [_summary_row(key, all_rs, measured[key[:2]]) for key, all_rs in groups.items()]
 
     def llm_summary(self) -> list[dict[str, Any]]:
         """The LLM table: one row per model x env (x kwargs) of the policies that report
@@ -247,6 +229,37 @@ class BenchmarkReport:
         """What :meth:`plot` draws by default: ``return``, then the REALM metrics some row has a value of."""
         rows = self.summary()
         return ["return", *(m for m in REALM_METRICS if any(_is_number(r.get(m)) for r in rows))]
+
+
+def _summary_row(key: tuple[str, str, str], all_rs: list[EpisodeResult], applies: set[str]) -> dict[str, Any]:
+    """The summary row of one (env, kwargs, policy); ``applies``: the REALM metrics a finished
+    episode of the env and kwargs measured (what an unfinished one without them scores 0 on)."""
+    env_id, kwargs, policy = key
+    rs = [r for r in all_rs if r.error is None]
+    unfinished = sum(is_unfinished(r) for r in rs)
+    metric_names = sorted({k for r in rs for k, v in r.metrics.items() if _is_number(v)}
+                          | (applies if unfinished else set()))
+    row: dict[str, Any] = {
+        "env": env_id,
+        "kwargs": kwargs,
+        "policy": policy,
+        "episodes": len(all_rs),
+        "errors": len(all_rs) - len(rs),
+        "truncated": unfinished,
+        "return": _mean(r.episode_return for r in rs),
+        "completeness": _mean(r.completeness for r in rs),
+        "success": statistics.fmean(float(r.success and r.error is None) for r in all_rs),
+        "steps": _mean(r.steps for r in rs),
+        "invalid": _mean(r.invalid_actions for r in rs),
+        "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
+    }
+    if any(r.usage for r in all_rs):
+        row["llm_tokens"] = _mean(_tokens(r.usage) for r in all_rs)
+        row["llm_requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
+        row["llm_latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
+    for name in metric_names:
+        row[name] = _mean(v for v in (scored_value(r, name, applies) for r in rs) if v is not None)
+    return row
 
 
 def _bar_width(rows: list[dict[str, Any]]) -> float:
