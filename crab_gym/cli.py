@@ -442,7 +442,8 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--seed", type=_seed, default=0,
                        help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
-                       help="cut (truncate) an episode after N steps (multi-llm: rounds) (default: %(default)s)")
+                       help="cut (truncate) an episode after N steps (multi-llm: rounds); a cut episode has no plan "
+                            "and counts 0 on the REALM metrics (default: %(default)s)")
     p_run.add_argument("--model", nargs="+", default=None, metavar="NAME",
                        help=f"LLM policies: the model(s) to ask; each runs every episode, as policy "
                             f"<policy>:<model> (one report row per model x env; default: ${MODEL_ENV})")
