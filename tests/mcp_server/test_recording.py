@@ -49,6 +49,8 @@ def test_a_session_that_ends_mid_episode_records_it_truncated(tmp_path):
     (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert (record["steps"], record["terminated"], record["truncated"], record["success"]) == (1, False, True, False)
+    plan_metrics = ("planning_quality", "optimality", "constraint_satisfaction")
+    assert [record["metrics"][k] for k in plan_metrics] == [0.0, 0.0, 0.0]  # no plan: 0, as crab-gym run
 
 
 def test_starting_an_episode_ends_the_running_one_and_says_so():
@@ -69,6 +71,7 @@ def test_a_step_limit_ends_the_episode_as_truncated():
     assert last.data["done"] and last.data["truncated"] and last.then is not None
     final = last.then()
     assert final.data["result"]["truncated"] is True and final.data["result"]["steps"] == 2
+    assert final.data["result"]["metrics"]["optimality"] == 0.0
     assert tools.call(session, "dispatch", {"job": 2}).error  # the episode is over
 
 
