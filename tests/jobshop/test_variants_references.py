@@ -50,18 +50,6 @@ def test_j2_ships_small_medium_and_large_classical_shops_of_200_jobs_by_50_machi
         assert load_instance("J2", inst.name).fingerprint() == inst.fingerprint()  # the shipped file is the generator's
 
 
-@pytest.mark.parametrize("inst", J2, ids=[i.name for i in J2])
-def test_each_shipped_j2_reference_is_its_plans_cost_and_no_worse_than_each_run_it_records(inst):
-    record = RECORDS[inst.name]
-    assert record["fingerprint"] == inst.fingerprint()
-    assert check(inst, record["plan"]).cost == record["value"]
-    assert record["value"] >= record["bound"] >= inst.trivial_lower_bound() == record["trivial_lower_bound"]
-    assert (record["status"] == "OPTIMAL") == (record["value"] == record["bound"])
-    assert record["value"] <= min(record["greedy_value"], record["adaptive_greedy_value"], record["adaptive_value"])
-    assert record["workers"] == 1 and record["time_limit_s"] >= time_limit(inst)  # the budget is recorded
-    assert record["solver_status"] in ("OPTIMAL", "FEASIBLE")  # CP-SAT ran to a status, not only its hint
-
-
 def test_a_large_j2_reference_is_shipped_so_reset_runs_no_solver():
     env = gym.make("Realm-J2-v0", instance="j2_large_00")
     ref = env.unwrapped.reference
@@ -76,15 +64,18 @@ DISRUPTED = J2 + J4
 AUDIT_PLANS = json.loads((Path(__file__).parent / "data" / "j2_j4_audit_plans.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("inst", J4, ids=[i.name for i in J4])
-def test_each_shipped_j4_reference_is_its_plans_cost_and_no_worse_than_each_run_it_records(inst):
+@pytest.mark.parametrize("inst", DISRUPTED, ids=[i.name for i in DISRUPTED])
+def test_each_shipped_reference_is_its_plans_cost_and_no_worse_than_each_run_it_records(inst):
     record = RECORDS[inst.name]
     assert record["fingerprint"] == inst.fingerprint()
     assert check(inst, record["plan"]).cost == record["value"]
     assert record["value"] >= record["bound"] >= inst.trivial_lower_bound() == record["trivial_lower_bound"]
     assert (record["status"] == "OPTIMAL") == (record["value"] == record["bound"])
     assert record["value"] <= min(record["greedy_value"], record["adaptive_greedy_value"], record["adaptive_value"])
-    assert record["workers"] in (0, 1) and record["time_limit_s"] >= (0 if record["workers"] == 0 else time_limit(inst))
+    if record["workers"]:  # CP-SAT ran (workers 0: the greedy plan certified by the bound); its budget is recorded
+        assert record["workers"] == 1 and record["time_limit_s"] >= time_limit(inst)
+    if inst in J2:
+        assert record["workers"] == 1 and record["solver_status"] in ("OPTIMAL", "FEASIBLE")  # not only its hint
 
 
 @pytest.mark.parametrize("name", sorted(AUDIT_PLANS))
