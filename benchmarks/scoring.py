@@ -5,7 +5,7 @@ play, the greedy heuristic and the oracle over the shipped set, and how good the
 Every figure comes from ``crab_gym.envs.testing.check_scoring`` (the same plans the tests
 use), run in this process, so the table and the promises it checks are one measurement.
 
-Usage: python benchmarks/scoring.py [ids...] [--tries 20] [--markdown]
+Usage: python benchmarks/scoring.py [ids...] [--tries 20]   (prints a Markdown table)
 """
 
 from __future__ import annotations
