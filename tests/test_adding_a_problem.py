@@ -134,7 +134,8 @@ def test_crab_gym_run_plays_the_greedy(family: ProblemSpec, capsys: pytest.Captu
     code = cli_main(["run", "--env", ENV_ID, "--policy", GREEDY, "oracle", "--episodes", "2", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert f"| {ENV_ID} | {GREEDY} | 2 | 0 |" in out and f"| {ENV_ID} | oracle | 2 | 0 | 1.000 |" in out
+    # episodes, errors, truncated, return
+    assert f"| {ENV_ID} | {GREEDY} | 2 | 0 | 0 |" in out and f"| {ENV_ID} | oracle | 2 | 0 | 0 | 1.000 |" in out
 
 
 def test_check_role_agrees_with_the_reference_and_the_env(family: ProblemSpec) -> None:
