@@ -169,6 +169,18 @@ def test_every_realm_env_scores_a_cut_episode_zero():
         assert row.get("adaptation") in (None, 0.0)
 
 
+def test_a_p9_episode_cut_before_any_delay_is_announced_leaves_adaptation_out():
+    """P9 reports each announced delay in ``info["disruptions"]``, which the runner counts:
+    cut at one step, before the first announcement, adaptation does not apply (recorded as
+    None, which the report keeps out; before, the record could not say, and the report
+    counted it 0 wherever finished P9 episodes measured adaptation)."""
+    report = Benchmark([("Realm-P9-v0", {"instance": "p9_small_00"})], seeds=[0],
+                       max_steps=1).run(named_policies(["random"]), progress=False)
+    [result] = report.results
+    assert result.truncated and result.metrics["optimality"] == 0.0
+    assert "adaptation" in result.metrics and result.metrics["adaptation"] is None  # n/a, kept out of the mean
+
+
 def test_a_cut_episode_of_a_non_realm_env_gets_no_realm_metrics():
     gym.register("CutLamps-v0", entry_point=LampsEnv)
     try:

@@ -137,6 +137,9 @@ def test_delays_are_hidden_until_announced_and_a_plan_pauses():
         f"{delay.announced // 60:02d}:{delay.announced % 60:02d}")
     assert obs["member_landing"][i] == inst.flight_arrival[delay.flight] + delay.delay
     assert obs["member_delay"][i] == delay.delay and info["announced"] == [delay.describe()]
+    assert info["disruptions"] == [delay.model_dump()]  # reported once, in the info after the announcement
+    _, _, _, _, info = base.submit_plan(info["pending_plan"] and base.reference.plan)
+    assert info["disruptions"] == []
 
 
 def test_injected_delay_through_the_disruption_wrapper():

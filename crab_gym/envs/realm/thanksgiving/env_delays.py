@@ -82,7 +82,9 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     of the adaptive oracle and the greedy policy taking over from the episode's own state at
     its first announcement as the best (`(baseline - cost) / (baseline - best)` clipped to
     [0, 1]), plus `adaptation_reference_cost` and `delays_announced`. Every step's `info` also has
-    `announced` (delays announced so far, in words), `paused` and `pending_plan`.
+    `announced` (delays announced so far, in words), `disruptions` (each delay once, as JSON,
+    in the first `info` after its announcement, as the other envs with disruptions report
+    them; the runner counts them), `paused` and `pending_plan`.
 
     ## Arguments
 
@@ -124,6 +126,7 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     def _restart(self) -> None:
         self._clear_disruptions()  # the injected delays are gone
         super()._restart()
+        self._reported = 0  # announced delays already in an info's "disruptions"
 
     def _own_disruptions(self) -> list[FlightDelay]:
         return self._delays(self.instance)
@@ -211,9 +214,13 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
         return obs
 
     def _extra_info(self) -> dict[str, Any]:
+        announced = self.kitchen.announced
+        fired = [self.disruption_json(d) for d in announced[self._reported:]]
+        self._reported = len(announced)
         return {
             **super()._extra_info(),
-            "announced": [d.describe() for d in self.kitchen.announced],
+            "disruptions": fired,
+            "announced": [d.describe() for d in announced],
             "paused": bool(self._paused),
             "pending_plan": [dict(e) for e in self._pending_plan],
         }
