@@ -60,7 +60,8 @@ class RandomDisruptions(BaseModel):
     """A seeded random process of disruptions (a Poisson process in clock time).
 
     Args:
-        rate: expected disruptions per hour of the window.
+        rate: expected disruptions per 60 units of the env's clock (per hour where it counts
+            minutes, as most do; P10's counts days).
         types: the types to draw from, uniformly (default: every type the env knows, its
             ``disruption_kinds``).
         delay: ``[low, high]`` extra minutes (for the types that have a delay).
@@ -73,7 +74,7 @@ class RandomDisruptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rate: float = Field(ge=0.0, description="expected disruptions per hour")
+    rate: float = Field(ge=0.0, description="expected disruptions per 60 clock units (an hour in minutes)")
     types: tuple[str, ...] | None = Field(default=None, min_length=1)
     delay: tuple[int, int] = (5, 30)
     duration: tuple[int, int] = (15, 90)
