@@ -19,6 +19,7 @@ from typing import Any
 from crab_gym.core.episode import EpisodeResult, canonical_json
 from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
 from crab_gym.core.unfinished import SCORE_METRICS, is_unfinished, measured_metrics, scored_value
+from crab_gym.core.unfinished import is_number as _is_number
 
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
@@ -307,9 +308,5 @@ def _tokens(usage: Mapping[str, Any]) -> float:
 def _kwargs_key(kwargs: Mapping[str, Any]) -> str:
     """An env's kwargs as the report shows and groups them (canonical JSON)."""
     return canonical_json(kwargs)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

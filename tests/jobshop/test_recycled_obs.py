@@ -88,3 +88,14 @@ def test_a_copy_is_refreshed_whole_when_the_log_no_longer_reaches_it():
     assert now["rows"].__array_interface__["data"][0] == old
     np.testing.assert_array_equal(now["rows"], source["rows"])
     np.testing.assert_array_equal(now["small"], source["small"])
+
+
+def test_views_pile_nothing_up_across_autoresets():
+    """With ``copy=False`` no observation is taken from the copies, so the env notes no rows
+    for them (else a long training run would keep every restart's rows)."""
+    _, views = _pair("j3")
+    views.reset(seed=0)
+    rng = np.random.default_rng(1)
+    for _ in range(300):  # several autoresets per env
+        views.step([int(rng.choice(np.flatnonzero(m))) for m in views.unwrapped.action_masks()])
+    assert views.unwrapped._copies._pending == []

@@ -23,6 +23,7 @@ import networkx as nx
 import numpy as np
 
 from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F401 - re-exported
+from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
@@ -40,7 +41,7 @@ from crab_gym.envs.realm.common.viewer import Viewer, check_viewer
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).
-REALM_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
+REALM_METRICS = SCORE_METRICS
 
 #: Clock bound of the P1/P2 observations (two days, in minutes: the latest upstream clock hour).
 DAY = MAX_HOUR * 60

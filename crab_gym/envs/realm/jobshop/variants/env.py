@@ -292,7 +292,7 @@ class ShopEnv(RealmEnv):
     def _solution(self) -> dict[str, Any]:
         s = self.sim
         return {"sequence": s.sequences(), "makespan": s.makespan, "schedule": s.operations(),
-                "not_before": [row[:k] + [0] * (len(row) - k) for row, k in zip(s.not_before, s.next_op)]}
+                "not_before": [list(row) for row in s.not_before]}
 
     def _extra_info(self) -> dict[str, Any]:
         events, self._events = self._events, []

@@ -123,6 +123,8 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     def __init__(self, instance: Any = None, *, generator: dict | None = None,
                  adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any) -> None:
         self._init_disruptions(adaptation_reference)
+        #: (windows stamp, clock at which it expires, machine_down, job_hold) last observed
+        self._shown: tuple[int, float, np.ndarray, np.ndarray] | None = None
         ShopEnv.__init__(self, instance, generator=generator, **options)
         n, _, M = self._shape
         self.observation_space = spaces.Dict({
@@ -228,7 +230,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         now, as observed; worked out again only when the windows change (a strike, a reset)
         or the clock reaches the end of one of them."""
         s, now = self.sim, self.sim.now
-        cached = getattr(self, "_shown", None)
+        cached = self._shown
         if cached is not None and cached[0] == s.windows_stamp and now < cached[1]:
             return cached[2], cached[3]
         down = np.zeros((self.instance.n_machines, 2), np.float32)
@@ -294,10 +296,10 @@ def _with_location(data: dict[str, Any], instance: ShopInstance) -> dict[str, An
     fields (fields given explicitly win); the protocol's ``delay`` has no meaning here."""
     where = data.pop("location", None)
     data.pop("delay", None)
-    if data.get("duration") is None:
-        data["duration"] = 30
     if where is None:
         return data
+    if data.get("duration") is None:
+        data["duration"] = 30
     text = str(where).strip().upper()
     if len(text) < 2 or text[0] not in "MJ" or not text[1:].isdigit():
         raise InvalidDisruptionError(f"location must name a machine (M3) or a job (J5), got {where!r}")

@@ -170,7 +170,8 @@ class J3VectorEnv(gym.vector.VectorEnv):
     def _restart(self, rows: np.ndarray) -> None:
         self.batch.reset(rows)
         self._needs_reset[rows] = False
-        self._copies.changed((rows[:, None] * self.batch.n_jobs + self._job_rows).ravel())
+        if self.copy:  # with views nothing takes the noted rows: noting them would only pile up
+            self._copies.changed((rows[:, None] * self.batch.n_jobs + self._job_rows).ravel())
 
     def _observation(self) -> dict[str, np.ndarray]:
         """The engine's state arrays: copied (``copy=True``: nothing the env later writes is
