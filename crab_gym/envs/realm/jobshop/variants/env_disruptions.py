@@ -4,7 +4,7 @@
 (:class:`~crab_gym.envs.realm.common.disruption_env.DisruptedRealmEnv`): the instance's
 disruptions (plus any injected with ``apply_disruption``) strike when the clock reaches their
 start -- not before does the agent learn of them -- a submitted plan pauses at each strike,
-and adaptation is scored against a re-plan from the episode's own state at its first strike.
+and adaptation is scored against a re-plan from the shop as it stood at the first strike's time.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     As Realm-J3-v0. `info["metrics"]` also holds `adaptation`: None (not applicable) when no
     disruption struck; 0 for an infeasible schedule; else `min(1, yardstick / makespan)`,
     the yardstick being the best of CP-SAT re-planning at every strike and the dispatching
-    rules, from the episode's own state at its first strike (``"deferred"``: run by
+    rules, from the shop as it stood at the first strike's time (operations started before
+    it stay; the rest are re-planned: see :meth:`ShopSim.rolled_back`) (``"deferred"``: run by
     `finish_metrics()`; ``"resolve"``: inside the last step; ``"oracle"``: the best of the
     stored adaptive runs from the start, CP-SAT's and the greedy re-planner's), plus
     `adaptation_reference_cost`, `disruptions_struck` and `restarted_operations`.
@@ -137,6 +138,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     def _use_instance(self, inst: Any) -> None:
         ShopEnv._use_instance(self, inst)
         self.sim.keep_first_strike = self.adaptation_mode != "oracle"
+        self.sim.track_clock = True
 
     def _restart(self) -> None:
         self._clear_disruptions()
@@ -279,7 +281,8 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
 
     def _resolve_adaptation(self) -> float:
         """The best of CP-SAT re-planning at every strike and of the dispatching rules, each
-        continuing from the state at the first strike. A re-solved plan keeps the placed
+        continuing from the shop as it stood at the first strike's time (never from the
+        agent's placements beyond it, which a held-back job could make all of them). A re-solved plan keeps the placed
         operations first on each machine, while a dispatch may fill an idle gap before them:
         without the rules, a dispatching agent could beat the yardstick (the audit found
         29 of 160 such episodes) and score adaptation 1.0 however it re-planned."""

@@ -78,9 +78,12 @@ class ShopSim:
         self.mask = np.ones(self.n_jobs, dtype=np.int8)
         self._lb_rows = list(self.lower_bound)
         self.injected: list[Disruption] = []
-        #: keep a copy of the whole state at the first strike (``first_strike_sim``), for the
-        #: adaptation re-solve from it
+        #: keep a copy of the state at the first strike, rolled back to its time
+        #: (``first_strike_sim``, see :meth:`rolled_back`), for the adaptation re-solve from it
         self.keep_first_strike = False
+        #: move the clock on every dispatch, not only while disruptions are pending (J2/J4
+        #: show the clock; J3 has none to show and skips the work)
+        self.track_clock = False
         self.reset()
 
     # ================================================================== state
@@ -184,7 +187,7 @@ class ShopSim:
         end = t + p
         self._insert(mc, i, t, end, (job, k))
         self._commit(job, k, t, end)
-        if self._pending:
+        if self._pending or self.track_clock:
             self._advance()
         return k, t, end
 
@@ -219,15 +222,19 @@ class ShopSim:
         """Move the clock to the earliest time a job with operations left is ready (the end
         of the schedule once all are placed) and let the disruptions it passes strike."""
         if self.jobs_done < self.n_jobs:
-            ready = min(self._open_ready)
-            if ready > self.now:
-                self.now = int(ready)
-            while self._pending and self._pending[0][0] <= self.now:
+            while True:  # a strike's repair may push every open job's ready time past it
+                ready = min(self._open_ready)
+                if ready > self.now:
+                    self.now = int(ready)
+                if not (self._pending and self._pending[0][0] <= self.now):
+                    break
                 self._strike()
         else:  # every operation is placed: the shop runs to its end
             while self._pending and self._pending[0][0] < self.makespan:
                 self.now = max(self.now, self._pending[0][0])
                 self._strike()
+            if self.track_clock:
+                self.now = max(self.now, self.makespan)
 
     def inject(self, d: Disruption) -> None:
         """Add a disruption to this episode (it strikes when the clock reaches its start)."""
@@ -259,7 +266,7 @@ class ShopSim:
         if self.first_strike is None:
             self.first_strike = self.plan_state()
             if self.keep_first_strike:
-                self.first_strike_sim = self.copy()
+                self.first_strike_sim = self.rolled_back(a)
 
     def _repair(self, a: int, w: Windows) -> None:
         """Keep the operations started before ``a`` (unless a new window stops them: restart);
@@ -336,6 +343,42 @@ class ShopSim:
                 row[q] = self.start[j][q] + self._dur[j][q]
             if k < self.length[j]:
                 np.add(self._cs[j][k:], end - (self._cs_int[j][k - 1] if k else 0), out=row[k:self.length[j]])
+
+    def rolled_back(self, t: int) -> ShopSim:
+        """A copy of this state as the shop stood at time ``t``: the operations that started
+        before ``t`` stay placed, every later one is unplaced (the plan for them was not yet
+        carried out), the clock is ``t``; what is known (windows, holds, struck disruptions)
+        and what is still to strike stay as they are. The adaptation yardstick re-plans from
+        the first strike's time this way, so that operations an agent placed beyond it
+        without knowing of the strike (or held back to delay it) do not shape the yardstick."""
+        other = self.copy()
+        other.keep_first_strike = False
+        other._unplace_from(t)
+        while other._pending and other._pending[0][0] <= other.now:  # those striking with it
+            other._strike()
+        return other
+
+    def _unplace_from(self, t: int) -> None:
+        for j in range(self.n_jobs):
+            count = 0
+            while count < self.next_op[j] and self.start[j][count] < t:
+                count += 1
+            for k in range(count, self.next_op[j]):
+                self.start[j][k] = -1
+                self.not_before[j][k] = 0
+            self.next_op[j] = count
+            L = self.length[j]
+            self.done[j, :L] = 0
+            self.done[j, :count] = 1
+            self.mask[j] = 1 if count < L else 0
+            self._open_ready[j] = INF if count == L else 0
+        self._rebuild_machines({(j, k) for j in range(self.n_jobs) for k in range(self.next_op[j], self.length[j])})
+        free = [max((e for e, op in zip(self.m_ends[mc], self.m_ops[mc]) if op[0] >= 0), default=0)
+                for mc in range(self.n_machines)]
+        self.n_scheduled = sum(self.next_op)
+        self.jobs_done = sum(n == L for n, L in zip(self.next_op, self.length))
+        self.now = int(t)
+        self._refresh(free)
 
     def plan_state(self) -> PlanState:
         """The state a planner starting now must respect."""
@@ -462,7 +505,7 @@ class ShopSim:
             self.now = max(self.now, int(cut))
             while self._pending and self._pending[0][0] <= self.now:
                 self._strike()
-        if self._pending and self.complete:
+        if self.complete and (self._pending or self.track_clock):
             self._advance()
         return len(order) - placed
 
