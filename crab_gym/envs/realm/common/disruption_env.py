@@ -244,6 +244,12 @@ class DisruptedRealmEnv(RealmEnv):
             value = self._resolved[0]
         return score(value), value
 
+    def restore_adaptation_start(self) -> bool:
+        """Put the episode back in the state the adaptation yardstick re-plans from, so that
+        a probe can continue from it with re-planners of its own (the scoring probes); False
+        where that state is the episode's own state at the strike (nothing to restore)."""
+        return False
+
     def _stored_adaptation_value(self) -> Any:
         """The ``"oracle"`` mode's yardstick: a value stored with the reference (no solver)."""
         raise NotImplementedError

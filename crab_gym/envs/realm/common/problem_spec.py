@@ -96,6 +96,12 @@ class ProblemSpec:
     heuristics: tuple[NamedHeuristic, ...] = ()
     multiagent: bool = False
     disruptions: bool = False
+    #: ``attack(instance, reference_plan, seconds) -> (cost, plan)``: the scoring probes'
+    #: attempt to beat a reference (a hinted solver run); None: the problem declares none
+    reference_attack: str | None = None
+    #: more re-planners (``module:factory``, ``factory(env) -> policy``) the scoring probes
+    #: continue with from a disruption's strike, beside the named heuristics and random play
+    probe_replanners: tuple[str, ...] = ()
     docs: str = ""
     tests: str = ""
     version: int = 0

@@ -46,6 +46,8 @@ def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...],
         upstream=f"variants.formats:convert_{low}", upstream_keys=upstream_keys, upstream_marks=(mark,),
         vector_env=f"variants.vector_env:{problem}VectorEnv", heuristics=(_REPLANNER, *_VARIANT_RULES),
         disruptions=problem != "J3", docs="docs/jobshop.md", tests="tests/jobshop",
+        reference_attack="variants.oracle:attack_reference",
+        probe_replanners=("variants.heuristics:EarliestStart", "variants.heuristics:GapFillingReplanner"),
     )
 
 

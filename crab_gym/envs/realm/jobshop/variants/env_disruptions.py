@@ -271,6 +271,22 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     def _adaptation_state(self) -> Any:
         return self.sim.first_strike
 
+    def restore_adaptation_start(self) -> bool:
+        """The shop as it stood at the first strike's time (the yardstick's state), with the
+        yardstick worked out first so that it stays that state's."""
+        start = self.sim.first_strike_sim
+        if start is None:
+            return False
+        if self._resolved is None and self.adaptation_mode != "oracle":
+            self._resolved = (self._resolve_adaptation(),)
+        sim = start.copy()
+        sim.first_strike_sim = start
+        self.sim = sim
+        self._shown, self._verdict, self._last_op = None, None, None
+        self._unpause()
+        self._cache.pop("mask", None)
+        return True
+
     def _stored_adaptation_value(self) -> float | None:
         """The best stored run without foresight: CP-SAT re-planning at every strike (on a
         wall-clock budget) can come out worse than the greedy re-planner, which then sets

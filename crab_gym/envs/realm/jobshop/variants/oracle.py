@@ -111,12 +111,14 @@ def greedy_plan(inst: ShopInstance, state: PlanState) -> list[list[int]]:
 
 def solve_from(inst: ShopInstance, state: PlanState, *, time_limit: float, workers: int = 1,
                hint: list[list[int]] | None = None, deterministic: bool = False,
-               interleave: bool | None = None) -> tuple[list[list[int]], dict[str, Any]]:
+               interleave: bool | None = None, fill_gaps: bool = False) -> tuple[list[list[int]], dict[str, Any]]:
     """CP-SAT's plan from ``state`` and its record (status, objective, bound, budget).
     ``deterministic``: ``time_limit`` is CP-SAT's deterministic time (one worker; the same
     plan on every machine with the same OR-Tools; a wall-clock cap of 20x guards slow ones).
     ``interleave`` (default: on one worker) runs CP-SAT's portfolio interleaved; off, its
-    plain sequential search, which improves a good hint faster (see :func:`reference_record`)."""
+    plain sequential search, which improves a good hint faster (see :func:`reference_record`).
+    ``fill_gaps``: an operation may also start in an idle gap before what its machine already
+    runs (as a dispatch may; the plan's machine orders then read by start time)."""
     hint = hint or greedy_plan(inst, state)
     upper = int(check(inst.with_disruptions(()), {"sequence": hint}).cost) if not state.machine_windows and not state.job_windows else None
     prefix, ready, nxt, free = _prefix(inst, state)
@@ -134,7 +136,7 @@ def solve_from(inst: ShopInstance, state: PlanState, *, time_limit: float, worke
                 starts[(j, k)] = s
                 iv = model.NewFixedSizeIntervalVar(s, p, f"f{j}_{k}")
             else:
-                low = max(state.now, free[mc], ready[j] if k == nxt[j] else 0)
+                low = max(state.now, 0 if fill_gaps else free[mc], ready[j] if k == nxt[j] else 0)
                 v = model.NewIntVar(low, horizon, f"s{j}_{k}")
                 starts[(j, k)] = v
                 iv = model.NewFixedSizeIntervalVar(v, p, f"i{j}_{k}")
@@ -155,7 +157,8 @@ def solve_from(inst: ShopInstance, state: PlanState, *, time_limit: float, worke
     if upper is not None:
         model.Add(makespan <= upper)
     model.Minimize(makespan)
-    _add_hint(model, inst, state, hint, starts, mw, jw)
+    if not fill_gaps:
+        _add_hint(model, inst, state, hint, starts, mw, jw)
     # one worker runs CP-SAT's portfolio (LNS included) interleaved: far better than its plain
     # sequential search on these instances (as for P11, docs/jobshop.md "Oracle")
     interleaved = workers == 1 if interleave is None else interleave
@@ -173,6 +176,8 @@ def solve_from(inst: ShopInstance, state: PlanState, *, time_limit: float, worke
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return hint, {**record, "status": "HINT", "bound": None}
     record["bound"] = int(solver.BestObjectiveBound())
+    if fill_gaps:
+        record["schedule"] = [(solver.Value(v), j, k) for (j, k), v in starts.items() if (j, k) not in state.fixed]
     order = [sorted((solver.Value(starts[(j, k)]) if (j, k) not in state.fixed else state.fixed[(j, k)], j, k)
                     for j, row in enumerate(inst.jobs) for k, (m2, _) in enumerate(row) if m2 == mc)
              for mc in range(inst.n_machines)]
@@ -319,3 +324,21 @@ def reference_record(inst: ShopInstance, time_limit: float, workers: int = 1, *,
             "plan_from": best, "solver": solved["solver"], "solver_status": solved["status"],
             "time_limit_s": solved["time_limit_s"], "workers": solved["workers"],
             "solve_seconds": solved.get("solve_seconds", 0.0), "fingerprint": inst.fingerprint()}
+
+
+def schedule_from(inst: ShopInstance, state: PlanState, *, time_limit: float) -> list[tuple[int, int, int]]:
+    """CP-SAT's gap-filling schedule from ``state`` (an operation may start in an idle gap
+    before what its machine already runs) as ``(start, job, op)`` of the operations still to
+    place, by start; deterministic time, one worker. The scoring probes' gap-filling
+    re-planner dispatches them in this order. Empty if CP-SAT found nothing."""
+    _, record = solve_from(inst, state, time_limit=time_limit, deterministic=True, fill_gaps=True)
+    return sorted(tuple(x) for x in record.get("schedule", ()))
+
+
+def attack_reference(inst: ShopInstance, plan: dict[str, Any], seconds: float) -> tuple[float, dict[str, Any]]:
+    """The scoring probes' attack on a reference: CP-SAT's plain sequential search hinted with
+    the reference plan, for ``seconds`` of deterministic time on one worker, every window
+    known (as the reference was built). Returns ``(cost, plan)``, checked by the checker."""
+    seq, _ = solve_from(inst, empty_state(inst, hindsight=True), time_limit=seconds, deterministic=True,
+                        hint=[list(r) for r in plan["sequence"]], interleave=False)
+    return float(check(inst, {"sequence": seq}).cost), {"sequence": seq}
