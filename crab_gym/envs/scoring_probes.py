@@ -164,12 +164,12 @@ def probe_replanners(report: ScoringReport, env: gym.Env, name: str, seed: int,
 
 
 # ====================================================================== references
-def probe_references(report: ScoringReport, env: gym.Env, name: str, seconds: float) -> dict[str, Any]:
-    """The problem's declared attack on the instance's reference; fails the report where it
-    finds a cheaper plan. Returns the row."""
+def probe_references(report: ScoringReport, env: gym.Env, name: str, seconds: float,
+                     attack: Callable[..., tuple[float, Any]] | None) -> dict[str, Any]:
+    """The problem's declared ``attack`` on the instance's reference; fails the report where
+    it finds a cheaper plan. Returns the row."""
     base = env.unwrapped
     env.reset(seed=0)
-    attack = _spec(base.spec.id if base.spec else "").part("reference_attack")
     reference = base.reference
     row = {"instance": name, "reference": reference.value, "attack": None}
     if attack is None or not reference.plan:
@@ -185,12 +185,13 @@ def probe_references(report: ScoringReport, env: gym.Env, name: str, seconds: fl
 # ====================================================================== the probe
 def check_adversarial(env_id: str, *, instances: Sequence[Any] | None = None, sizes: Sequence[str] = ("small", "medium"),
                       seeds: int = 2, random_continuations: int = 10, attack_seconds: float = 1.0,
-                      make_kwargs: Mapping[str, Any] | None = None,
+                      make_kwargs: Mapping[str, Any] | None = None, make_env: Callable[[Any], gym.Env] | None = None,
                       progress: Callable[[str], None] | None = None) -> ScoringReport:
     """Play the adversarial probes on ``env_id`` (its shipped instances of ``sizes``, or
     ``instances``): hold-back and the re-planners where the problem has disruptions, the
     reference attack where it declares one. ``report.notes`` holds one line per probe and
-    instance; ``report.probe_rows`` the figures."""
+    instance; ``report.probe_rows`` the figures. ``make_env(instance)`` builds the env
+    instead of ``gym.make`` (a subclass under test)."""
     spec = _spec(env_id)
     names = list(instances) if instances is not None else [
         n for n in shipped_instances(env_id) if not sizes or any(z in n for z in sizes)]
@@ -201,13 +202,14 @@ def check_adversarial(env_id: str, *, instances: Sequence[Any] | None = None, si
         name = str(getattr(instance, "name", instance))
         if progress is not None:
             progress(name)
-        env = gym.make(env_id, instance=instance, **dict(make_kwargs or {}))
+        env = make_env(instance) if make_env else gym.make(env_id, instance=instance, **dict(make_kwargs or {}))
         try:
             if spec.disruptions:
                 rows["hold_back"].append(probe_hold_back(report, env, name, seeds))
                 rows["replanners"].append(probe_replanners(report, env, name, 0, planners))
             if spec.reference_attack is not None:
-                rows["references"].append(probe_references(report, env, name, attack_seconds))
+                rows["references"].append(probe_references(report, env, name, attack_seconds,
+                                                            spec.part("reference_attack")))
         finally:
             env.close()
     report.probe_rows = rows  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
-from crab_gym.envs.realm.jobshop.variants.heuristics import best_rule_continuation
+from crab_gym.envs.realm.jobshop.variants.heuristics import best_rule_continuation, gap_filling_continuation
 from crab_gym.envs.realm.jobshop.variants.model import (
     KINDS,
     Disruption,
@@ -35,7 +35,7 @@ from crab_gym.envs.realm.jobshop.variants.model import (
     check_disruption,
     disruption_from,
 )
-from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner
+from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner, greedy_plan
 from crab_gym.envs.realm.jobshop.variants.references import reference
 from crab_gym.envs.realm.jobshop.variants.sim import INF
 from crab_gym.envs.realm.jobshop.variants.source import SOURCES
@@ -306,8 +306,9 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         if start is None:
             return NOT_APPLICABLE
         planner = cp_planner(adaptation_budget(start.instance), deterministic=True)
-        value, _ = adaptive_makespan(start.instance, planner, start)
-        return float(min(value, best_rule_continuation(start, self._obs_proc)))
+        runs = [adaptive_makespan(start.instance, planner, start)[0], adaptive_makespan(start.instance, greedy_plan, start)[0],
+                best_rule_continuation(start, self._obs_proc), gap_filling_continuation(start)]
+        return float(min(runs))
 
 
 def _with_location(data: dict[str, Any], instance: ShopInstance) -> dict[str, Any]:

@@ -89,7 +89,7 @@ SPT, LPT, MWKR, MOR, FIFO = (RULES[k] for k in ("SPT", "LPT", "MWKR", "MOR", "FI
 
 
 def best_rule_continuation(start: ShopSim, processing_time: np.ndarray) -> int:
-    """The least makespan the dispatching rules reach, each dispatching on its own copy of
+    """The least makespan the dispatching rules and the earliest-start rule reach, each dispatching on its own copy of
     ``start`` to the end (the disruptions still to come striking as it goes), reading the
     arrays the env observes (``processing_time``: the env's, padded as observed)."""
     best = None
@@ -100,7 +100,17 @@ def best_rule_continuation(start: ShopSim, processing_time: np.ndarray) -> int:
                    "action_mask": sim.mask}
             sim.dispatch(rule.select(obs))
         best = sim.makespan if best is None else min(best, sim.makespan)
-    return int(best)
+    sim = start.copy()
+    while not sim.complete:
+        sim.dispatch(earliest_start_job(sim))
+    return int(min(best, sim.makespan))
+
+
+def earliest_start_job(sim: ShopSim) -> int:
+    """The job whose next operation can start earliest (gaps included), ties to the most
+    work left, then the lowest index."""
+    return min((j for j in range(sim.n_jobs) if sim.can_dispatch(j)),
+               key=lambda j: (sim.earliest_start(j), -sim.work_left(j), j))
 
 
 class GreedyReplanner(FittedPolicy):
@@ -123,34 +133,48 @@ class EarliestStart(FittedPolicy):
 
     def __call__(self, obs: Any, info: Any = None) -> dict[str, Any]:
         sim = self.env.unwrapped.sim
-        work = mwkr(obs)
-        open_jobs = [j for j in range(sim.n_jobs) if sim.can_dispatch(j)]
-        job = min(open_jobs, key=lambda j: (sim.earliest_start(j), work[j], j)) if open_jobs else 0
-        return {"name": "dispatch", "arguments": {"job": job}}
+        return {"name": "dispatch", "arguments": {"job": earliest_start_job(sim) if not sim.complete else 0}}
 
 
-class GapFillingReplanner(FittedPolicy):
-    """At its first call (and again after every strike) solves CP-SAT from the current state,
-    letting operations start in idle gaps before placed ones (the env's own plans cannot),
-    and dispatches the operations in the order of that schedule's starts: the audit's
-    re-planner that beat the adaptation yardstick (issue 36), kept as a scoring probe."""
+class GapFillQueue:
+    """The gap-filling re-planner's choices: CP-SAT's schedule from the state, letting
+    operations start in idle gaps before placed ones (the env's own plans cannot), solved
+    again after every strike, its operations dispatched in the order of their starts."""
 
-    fit = EnvFit("GapFillingReplanner", ENV_CLASS, IDS)
-    name = "j_gap_fill"
     #: CP-SAT's deterministic time per solve
     time_limit = 0.5
 
-    def _restart(self) -> None:
+    def __init__(self) -> None:
         self._queue: list[int] = []
         self._struck = -1
 
-    def __call__(self, obs: Any, info: Any = None) -> dict[str, Any]:
-        base = self.env.unwrapped
-        sim = base.sim
+    def next_job(self, sim: ShopSim) -> int:
         if len(sim.applied) != self._struck or not self._queue:
             self._struck = len(sim.applied)
-            self._queue = [j for _, j, _ in schedule_from(base.instance, sim.plan_state(), time_limit=self.time_limit)]
+            self._queue = [j for _, j, _ in schedule_from(sim.instance, sim.plan_state(), time_limit=self.time_limit)]
         while self._queue and not sim.can_dispatch(self._queue[0]):
             self._queue.pop(0)
-        job = self._queue.pop(0) if self._queue else next(j for j in range(sim.n_jobs) if sim.can_dispatch(j))
-        return {"name": "dispatch", "arguments": {"job": job}}
+        return self._queue.pop(0) if self._queue else next(j for j in range(sim.n_jobs) if sim.can_dispatch(j))
+
+
+def gap_filling_continuation(start: ShopSim) -> int:
+    """The makespan the gap-filling re-planner reaches dispatching on a copy of ``start`` to
+    the end (the disruptions still to come striking as it goes)."""
+    sim, queue = start.copy(), GapFillQueue()
+    while not sim.complete:
+        sim.dispatch(queue.next_job(sim))
+    return int(sim.makespan)
+
+
+class GapFillingReplanner(FittedPolicy):
+    """:class:`GapFillQueue` as a policy (``j_gap_fill``): the audit's re-planner that beat
+    the adaptation yardstick (issue 36), a scoring probe and a member of the yardstick."""
+
+    fit = EnvFit("GapFillingReplanner", ENV_CLASS, IDS)
+    name = "j_gap_fill"
+
+    def _restart(self) -> None:
+        self._queue = GapFillQueue()
+
+    def __call__(self, obs: Any, info: Any = None) -> dict[str, Any]:
+        return {"name": "dispatch", "arguments": {"job": self._queue.next_job(self.env.unwrapped.sim)}}

@@ -170,6 +170,11 @@ class ShopSim:
                     continue
             return t, i
 
+    def work_left(self, job: int) -> int:
+        """The processing time of the job's operations not yet placed."""
+        k = self.next_op[job]
+        return self._dur[job][k] + self._after[job][k] if k < self.length[job] else 0
+
     def earliest_start(self, job: int) -> int:
         k = self.next_op[job]
         t = max(self.job_ready[job], self.now)
