@@ -116,6 +116,8 @@ class ScoringReport:
     instances: list[InstanceScores] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the adversarial probes' figures by probe (:mod:`.scoring_probes`), one row per instance
+    probe_rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _kinds: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -130,6 +132,14 @@ class ScoringReport:
         self._kinds[kind] = seen + 1
         if seen < EXAMPLES_PER_KIND:
             self.failures.append(message)
+
+    def absorb(self, other: ScoringReport) -> None:
+        """Take in another check's findings on the same id (the adversarial probes')."""
+        for kind, count in other.kinds().items():
+            self._kinds[kind] = self._kinds.get(kind, 0) + count
+        self.failures += other.failures
+        self.notes += other.notes
+        self.probe_rows.update(other.probe_rows)
 
     def kinds(self) -> dict[str, int]:
         """How often each kind of failure occurred."""

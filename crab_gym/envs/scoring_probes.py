@@ -212,7 +212,7 @@ def check_adversarial(env_id: str, *, instances: Sequence[Any] | None = None, si
                                                             spec.part("reference_attack")))
         finally:
             env.close()
-    report.probe_rows = rows  # type: ignore[attr-defined]
+    report.probe_rows = rows
     if not spec.disruptions and spec.reference_attack is None:
         report.notes.append(f"{env_id}: no disruptions and no reference attack declared: nothing to probe")
     return report

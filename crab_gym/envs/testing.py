@@ -46,7 +46,9 @@ from gymnasium import spaces
 
 from crab_gym.core.spaces import short_repr
 from crab_gym.envs.registration import realm_ids, register_envs
-from crab_gym.envs.scoring_check import ScoringReport, check_scoring  # noqa: F401 - re-exported
+from crab_gym.envs.scoring_check import ScoringReport
+from crab_gym.envs.scoring_check import check_scoring as check_honest_roles
+from crab_gym.envs.scoring_probes import check_adversarial
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
@@ -546,14 +548,31 @@ def check_contract(
     return report
 
 
-def scoring_main(ids: list[str], seed: int, tries: int, generated: int = 0) -> int:
+def check_scoring(env_id: str, *, adversarial: bool = False, probe_options: Mapping[str, Any] | None = None,
+                  **options: Any) -> ScoringReport:
+    """The scoring contract of ``env_id``: promises 1-6 with plans built to break them
+    (:func:`crab_gym.envs.scoring_check.check_scoring`, whose ``options`` it takes), and with
+    ``adversarial=True`` promise 7 too: the adversarial probes
+    (:func:`crab_gym.envs.scoring_probes.check_adversarial`, with ``probe_options``) on the
+    same instances (default: the shipped small and medium ones), their findings in the report."""
+    report = check_honest_roles(env_id, **options)
+    if adversarial:
+        probes = dict(probe_options or {})
+        if options.get("instances") is not None:
+            probes.setdefault("instances", options["instances"])
+        probes.setdefault("make_kwargs", options.get("make_kwargs"))
+        report.absorb(check_adversarial(env_id, **probes))
+    return report
+
+
+def scoring_main(ids: list[str], seed: int, tries: int, generated: int = 0, adversarial: bool = False) -> int:
     """``--scoring``: :func:`check_scoring` on each REALM id, a row per id, failures on stderr."""
     ids = ids or realm_ids()
     print("| env | instances | do-nothing | random | greedy | oracle | promises |")
     print("|---|---:|---:|---:|---:|---:|---|")
     failed = False
     for env_id in ids:
-        report = check_scoring(env_id, seed=seed, search_tries=tries, generated=generated)
+        report = check_scoring(env_id, seed=seed, search_tries=tries, generated=generated, adversarial=adversarial)
         cells = " | ".join(report.mean_cells())
         print(f"| {env_id} | {len(report.instances)} | {cells} | {report.verdict()} |", flush=True)
         for kind, count in report.kinds().items():
@@ -574,9 +593,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--tries", type=int, default=20, help="--scoring: local-search steps per instance (default 20)")
     parser.add_argument("--generated", type=int, default=0,
                         help="--scoring: also check this many small generated instances per id (default 0)")
+    parser.add_argument("--adversarial", action="store_true",
+                        help="--scoring: also play the adversarial probes (hold-back, re-planners, reference attack)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.scoring:
-        return scoring_main(args.ids, args.seed, args.tries, args.generated)
+        return scoring_main(args.ids, args.seed, args.tries, args.generated, args.adversarial)
     ids = args.ids or registered_env_ids()
     print("| env | steps | episodes | legal | invalid tried | out of space | exceptions | contract |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")

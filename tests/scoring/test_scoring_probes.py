@@ -52,3 +52,13 @@ def test_the_shipped_j2_j4_pass_the_probes(env_id, names):
                                make_kwargs={"adaptation_reference": "resolve"})
     report.raise_if_failed()
     assert all(r["yardstick"] is not None for r in report.probe_rows["replanners"])
+
+
+def test_check_scoring_plays_the_probes_when_asked():
+    from crab_gym.envs.testing import check_scoring
+
+    report = check_scoring("Realm-J2-v0", instances=["j2_small_03"], discriminate=False, random_episodes=1,
+                           search_tries=2, adversarial=True, probe_options={"seeds": 1, "random_continuations": 1})
+    report.raise_if_failed()
+    assert [r["instance"] for r in report.probe_rows["hold_back"]] == ["j2_small_03"]
+    assert report.probe_rows["replanners"][0]["yardstick"] == 697.0  # the CP-SAT optimum from the strike
