@@ -3,7 +3,7 @@ attack), the adversarial probes of ``crab_gym.envs.scoring_probes`` on the shipp
 medium instances, as one Markdown table per probe, plus the verdict.
 
 Usage: python benchmarks/scoring_probes.py [ids...] [--sizes small medium] [--seeds 2]
-                                           [--continuations 10] [--attack-seconds 1]
+                                           [--continuations 10] [--attack-seconds 10]
 Default ids: every REALM id whose problem has disruptions or declares a reference attack.
 """
 
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="*", default=["small", "medium"])
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--continuations", type=int, default=10)
-    parser.add_argument("--attack-seconds", type=float, default=1.0)
+    parser.add_argument("--attack-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
     ids = args.ids or [s.env_id for s in problem_specs() if s.disruptions or s.reference_attack]
     broken = 0

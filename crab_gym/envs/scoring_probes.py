@@ -16,7 +16,7 @@ problem index, on every id with disruptions (and every id that declares a refere
   (J2/J4: earliest start, gap-filling CP-SAT). A broken promise: a feasible continuation
   cheaper than the adaptation yardstick of that same state.
 * **reference attack** (:func:`probe_references`): the problem's declared attack (J2/J4: CP-SAT
-  hinted with the reference plan, 1 worker, a deterministic budget) on each reference. A
+  hinted with the reference plan, 1 worker, 10 deterministic seconds) on each reference. A
   broken promise: a plan cheaper than the reference.
 
 Like :mod:`.scoring_check` it sits on top of the package (it drives envs with the suite's
@@ -184,7 +184,7 @@ def probe_references(report: ScoringReport, env: gym.Env, name: str, seconds: fl
 
 # ====================================================================== the probe
 def check_adversarial(env_id: str, *, instances: Sequence[Any] | None = None, sizes: Sequence[str] = ("small", "medium"),
-                      seeds: int = 2, random_continuations: int = 10, attack_seconds: float = 1.0,
+                      seeds: int = 2, random_continuations: int = 10, attack_seconds: float = 10.0,
                       make_kwargs: Mapping[str, Any] | None = None, make_env: Callable[[Any], gym.Env] | None = None,
                       progress: Callable[[str], None] | None = None) -> ScoringReport:
     """Play the adversarial probes on ``env_id`` (its shipped instances of ``sizes``, or
