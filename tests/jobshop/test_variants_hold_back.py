@@ -68,3 +68,14 @@ def test_the_clock_is_the_earliest_ready_time_after_every_dispatch(name):
         ready = min(sim.job_ready[j] for j in range(sim.n_jobs) if not sim.job_finished(j))
         assert info["clock"] == ready == obs["clock"][0]  # j2_small_00 stayed at 188 before (ready at 267)
     assert terminated and info["clock"] == sim.makespan
+
+
+def test_a_drawn_instance_never_inherits_the_last_episodes_yardstick():
+    """Found by the runner's env reuse: with ``generator=`` the second episode of one env
+    scored adaptation 1.0 against the first episode's yardstick (1237), a fresh env 0.763."""
+    reused = gym.make("Realm-J4-v0", generator={"size": "small"})
+    for seed in (0, 1, 2):
+        fresh = gym.make("Realm-J4-v0", generator={"size": "small"})
+        a = play(fresh, RandomPolicy(fresh, seed=seed), "random", seed).metrics
+        b = play(reused, RandomPolicy(reused, seed=seed), "random", seed).metrics
+        assert (a["adaptation"], a["adaptation_reference_cost"]) == (b["adaptation"], b["adaptation_reference_cost"])

@@ -136,6 +136,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         })
 
     def _use_instance(self, inst: Any) -> None:
+        self._clear_disruptions()  # a new instance is a new episode: no yardstick, nothing fired or injected
         ShopEnv._use_instance(self, inst)
         self.sim.keep_first_strike = self.adaptation_mode != "oracle"
         self.sim.track_clock = True
