@@ -106,6 +106,16 @@ def adaptive_reference(snapshot: ReliefSim, limit: float = RESOLVE_LIMIT, *, cac
     return out
 
 
+def online_reference(inst: Any, schedule: list[Any], limit: float = RESOLVE_LIMIT) -> dict[str, Any]:
+    """:func:`adaptive_reference` taking over at the start: the same re-solving oracle (it
+    learns of each disruption of ``schedule`` only when it fires) planning the whole
+    operation. What a planner that never foresees a disruption reaches with the best start;
+    one per instance and schedule, cached as every re-solve is."""
+    sim = ReliefSim.start(inst, schedule)
+    sim.process_due()  # what strikes at the start is known at the start, as in the env
+    return adaptive_reference(sim, limit)
+
+
 def _resolve_from(snapshot: ReliefSim, limit: float) -> dict[str, Any]:
     """The re-solving oracle played from ``snapshot``: solve, follow the plan until the next
     disruption fires, solve again from there, to the end. At each re-solve the greedy hint,
