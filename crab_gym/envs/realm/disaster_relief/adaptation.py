@@ -16,17 +16,12 @@ another way. An evaluation run whose states were met before (the same seeds agai
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
-import ortools
-
-from crab_gym.envs.realm.common.cache import JsonCache
+from crab_gym.envs.realm.common.cache import JsonCache, code_version
 from crab_gym.envs.realm.disaster_relief.heuristics import best_send
 from crab_gym.envs.realm.disaster_relief.oracle import ReliefState, solve_p7
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
@@ -48,14 +43,9 @@ _YARDSTICK_MODULES = (
 )
 
 
-@functools.cache
 def _code_version() -> str:
     """A hash of the yardstick's code and the OR-Tools version: any edit there is a new cache."""
-    digest = hashlib.sha256(ortools.__version__.encode())
-    for name in _YARDSTICK_MODULES:
-        source = importlib.import_module(name).__file__
-        digest.update(Path(source).read_bytes() if source else name.encode())
-    return digest.hexdigest()
+    return code_version(_YARDSTICK_MODULES)
 
 
 def _disruption_json(d: Any) -> dict[str, Any]:
