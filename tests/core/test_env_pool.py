@@ -68,6 +68,7 @@ def test_the_pool_hands_an_env_back_only_for_the_same_id_and_kwargs_and_after_a_
     assert pool.acquire("Realm-P7-v0", {"instance": "p7_small_00"}) is env
     assert pool.acquire("Realm-P7-v0", {"instance": "p7_small_00"}) is not env  # taken: one user at a time
     assert not pool.release("Realm-P7-v0", {"instance": object()}, env)  # not spelled in JSON: never shared
+    assert not pool.release("Realm-J4-v0", {"generator": {"size": "small"}}, env)  # a new instance per reset
     pool.close()
 
     context = EpisodeContext.for_envs(named_policies(["random"]), ["Realm-P7-v0"])
