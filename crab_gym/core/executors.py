@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from crab_gym.core.cpu_turn import CpuTurn
 from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.episode_runner import EpisodeContext, run_episode
+from crab_gym.core.episode_runner import EnvPool, EpisodeContext, run_episode
 from crab_gym.core.ray_executor import RayExecutor
 from crab_gym.core.worker_death import WORKER_DEATH_RETRIES, died_result
 
@@ -54,8 +54,12 @@ class SerialExecutor:
     """One episode after another, in this thread."""
 
     def run(self, specs: Sequence[EpisodeSpec], context: EpisodeContext) -> Iterator[EpisodeResult]:
-        for spec in specs:
-            yield run_episode(spec, context)
+        pool = EnvPool()  # one env per (id, kwargs), reset for each episode
+        try:
+            for spec in specs:
+                yield run_episode(spec, context, pool=pool)
+        finally:
+            pool.close()
 
 
 class ThreadExecutor:
@@ -67,14 +71,15 @@ class ThreadExecutor:
         self.workers = workers
 
     def run(self, specs: Sequence[EpisodeSpec], context: EpisodeContext) -> Iterator[EpisodeResult]:
-        turn = CpuTurn()
+        turn, envs = CpuTurn(), EnvPool()  # an env serves one episode at a time
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="crab-episode")
         try:
-            futures = [pool.submit(run_episode, spec, context, turn) for spec in specs]
+            futures = [pool.submit(run_episode, spec, context, turn, envs) for spec in specs]
             for future in as_completed(futures):
                 yield future.result()
         finally:  # on an interrupt, episodes not started are dropped; running ones finish
             pool.shutdown(wait=True, cancel_futures=True)
+            envs.close()
 
 
 @dataclass
@@ -172,14 +177,17 @@ def _worker_main(conn: Connection, context: EpisodeContext) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     _exit_with_parent()
     context.register_envs()
-    while True:
-        try:
+    pool = EnvPool()  # this worker's envs, one per (id, kwargs), reset for each episode
+    try:
+        while True:
             message = conn.recv()
             if message is None:
                 return
-            conn.send(run_episode(EpisodeSpec.from_dict(message), context).to_dict())
-        except (EOFError, OSError):  # the driver went away (BrokenPipeError, reset): nobody to tell
-            return
+            conn.send(run_episode(EpisodeSpec.from_dict(message), context, pool=pool).to_dict())
+    except (EOFError, OSError):  # the driver went away (BrokenPipeError, reset): nobody to tell
+        return
+    finally:
+        pool.close()
 
 
 def _exit_with_parent() -> None:

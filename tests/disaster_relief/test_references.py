@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
+from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference, greedy_continuation, online_reference
 from crab_gym.envs.realm.disaster_relief.checker import check_plan
 from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
 from crab_gym.envs.realm.disaster_relief.formats import load_p7, shipped_p7_names
@@ -60,10 +60,14 @@ def test_adaptation_yardstick_replays_to_a_feasible_plan_priced_by_the_checker()
     assert env._snapshot is not None
     out = adaptive_reference(env._snapshot)
     assert out["feasible"] and out["resolves"] >= 1
-    assert check_plan(env.instance, out["plan"], env.faced_schedule()).cost == out["value"] == m["adaptation_reference_cost"]
+    assert check_plan(env.instance, out["plan"], env.faced_schedule()).cost == out["value"]
+    online = online_reference(env.instance, env.faced_schedule())
+    assert online["feasible"] and check_plan(env.instance, online["plan"], env.faced_schedule()).cost == online["value"]
+    yardstick = min(out["value"], online["value"])
+    assert m["adaptation_reference_cost"] == yardstick == 216588084.0  # the start's: the greedy's state cost it
     kept = check_plan(env.instance, env._snapshot.plan(), env.faced_schedule()).cost
-    assert kept > out["value"]
-    assert m["adaptation"] == pytest.approx(max(0.0, min(1.0, (kept - m["cost"]) / (kept - out["value"]))))
+    assert kept > out["value"] > yardstick
+    assert m["adaptation"] == pytest.approx((kept - m["cost"]) / (kept - yardstick))
     # the yardstick keeps what the episode did before its first disruption
     kept = env._snapshot.plan()["trips"]
     assert out["plan"]["trips"][: len(kept)] == kept
@@ -80,3 +84,32 @@ def test_adaptation_yardstick_does_better_than_stopping_on_a_large_instance():
     out = adaptive_reference(env._snapshot)
     assert out["feasible"] and out["value"] < kept  # it was equal to kept
     assert out["value"] >= info["metrics"]["cost"] and env.finish_adaptation()["adaptation"] == 1.0
+
+
+def _greedy_episode(name: str) -> tuple[DisasterReliefEnv, dict]:
+    """The registry's greedy played to the end (the yardstick left to ``finish_adaptation``)."""
+    env = DisasterReliefEnv(name)
+    policy = GreedyReliefPolicy(env)
+    obs, info = env.reset(seed=0)
+    while True:
+        obs, _, term, _, info = env.step(policy(obs, info))
+        if term:
+            return env, info["metrics"]
+
+
+@pytest.mark.parametrize("name", ["p7_medium_01", "p7_medium_03"])
+def test_the_yardstick_is_never_worse_than_its_greedy_hint_played_through(name):
+    """Issue 36: from the greedy episode's own state the re-solving yardstick (each plan
+    followed until the next disruption fires, then solved again) cost more than the greedy
+    continuation it was hinted with, played to the end: 1074919900 > 1057638660 on
+    p7_medium_01, 342738726 > 330836166 on p7_medium_03. It keeps the better of the two."""
+    env, metrics = _greedy_episode(name)
+    greedy = greedy_continuation(env._snapshot)  # what the first re-solve was hinted with
+    played = env._snapshot.copy()
+    played.run_plan([(env.instance.vehicle_ids.index(t["vehicle"]), env.instance.region_ids.index(t["region"]),
+                      dict(t["load"]), t["depart"]) for t in greedy])
+    played.finish()
+    assert played.cost() == metrics["cost"]  # the greedy episode is its own hint played through
+    out = adaptive_reference(env._snapshot, cache=False)
+    assert out["feasible"] and out["value"] <= metrics["cost"]
+    assert check_plan(env.instance, out["plan"], env.faced_schedule()).cost == out["value"]

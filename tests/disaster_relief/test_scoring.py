@@ -145,3 +145,29 @@ def test_no_shipped_reference_is_beaten_by_a_short_local_search(name):
     assert cost == rec["value"]
     assert rec["bound"] <= rec["value"]
     assert rec["solo"]["bound"] <= rec["solo"]["value"]
+
+
+#: Small instances where random play maxed out adaptation against the re-solve from its own
+#: state alone (>= 0.99998 on 6 of these 8 random episodes; greedy 0.988-1.0).
+DISCRIMINATING = ("p7_small_00", "p7_small_01", "p7_small_02", "p7_small_04")
+
+
+def test_adaptation_ranks_random_below_greedy_below_the_oracle():
+    """Issue 36: the residual problem a random episode leaves at its first disruption is one
+    any continuation solves, so against the re-solve from its own state alone random play
+    scored about as well as the greedy heuristic. The yardstick now also counts the same
+    re-solving oracle planning from the start (it never foresees a disruption either)."""
+    from crab_gym.baselines.random_policy import RandomPolicy
+    from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
+    from crab_gym.envs.scoring_check import play
+
+    scores: dict[str, list[float]] = {"random": [], "greedy": [], "oracle": []}
+    for name in DISCRIMINATING:
+        env = DisasterReliefEnv(name, adaptation_reference="resolve")
+        for seed in (0, 1):
+            scores["random"].append(play(env, RandomPolicy(env, seed=seed), "random", seed).metrics["adaptation"])
+        scores["greedy"].append(play(env, GreedyReliefPolicy(env), "greedy", 0).metrics["adaptation"])
+        scores["oracle"].append(submit(env, env.reference.plan)[1]["metrics"]["adaptation"])
+    assert None not in scores["random"] + scores["greedy"] + scores["oracle"]
+    mean = {role: sum(v) / len(v) for role, v in scores.items()}
+    assert max(scores["random"]) < 0.9 and mean["random"] + 0.1 < mean["greedy"] < mean["oracle"] == 1.0

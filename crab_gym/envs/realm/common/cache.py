@@ -10,11 +10,16 @@ sharing the folder never read half a file.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import ortools
 
 
 def cache_root() -> Path:
@@ -28,6 +33,18 @@ def cache_root() -> Path:
 def cache_dir(name: str = "") -> Path:
     """The cache subfolder ``name`` (e.g. ``"jssp"``) under :func:`cache_root` (not created)."""
     return cache_root() / name if name else cache_root()
+
+
+@functools.cache
+def code_version(modules: tuple[str, ...]) -> str:
+    """A hash of the source of ``modules`` (dotted names) and the OR-Tools version: part of
+    the key of a cached solve whose value only replaying the same search gives (a budgeted
+    search stops where its code and solver take it), so any edit there is a new cache."""
+    digest = hashlib.sha256(ortools.__version__.encode())
+    for name in modules:
+        source = importlib.import_module(name).__file__
+        digest.update(Path(source).read_bytes() if source else name.encode())
+    return digest.hexdigest()
 
 
 class JsonCache:

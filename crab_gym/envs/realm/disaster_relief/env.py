@@ -22,7 +22,7 @@ from crab_gym.envs.realm.common.env import RealmEnv, checked_init, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
-from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference
+from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference, online_reference
 from crab_gym.envs.realm.disaster_relief.check import check
 from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
 from crab_gym.envs.realm.disaster_relief.coordination import coordination
@@ -221,9 +221,10 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     `(solo - cost) / (solo - reference)` clipped to [0, 1], 0 if infeasible, where `solo` is
     a proven lower bound of every one-vehicle plan's cost, see :mod:`.coordination`; `None`
     with one vehicle or when one vehicle alone may do as well as the team), `adaptation` (the
-    avoidable part from the first disruption: `(kept - cost) / (kept - yardstick)`, `kept`
-    the cost of stopping there, the yardstick the oracle re-solving from there; `None` when
-    no disruption struck before the end; 0 if infeasible), and `cost`, `reference_cost`,
+    avoidable part after the first disruption: `(kept - cost) / (kept - yardstick)`, `kept`
+    the cost of stopping there, the yardstick the cheaper of the oracle re-solving from there
+    and the same oracle planning from the start; `None` when no disruption struck before the
+    end or nothing was left to gain from there; 0 if infeasible), and `cost`, `reference_cost`,
     `solo_cost` (the solo bound), `shortfall_points`, `transport_minutes`, `units_delivered`,
     `adaptation_reference_cost`, `disruptions_applied`, `violations`.
 
@@ -323,6 +324,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _restart(self) -> None:
         self._clear_disruptions()
+        self._own_yardstick: float | None = None  # the re-solve from this episode's own state
         self._events: list[str] = []
         self._verdict: ReliefCheck | None = None
         self._attempted: list[dict[str, Any]] = []  # every trip sent or submitted, refused ones too
@@ -554,16 +556,19 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _adaptation_metric(self, cost: float, feasible: bool) -> tuple[float | None, float | None]:
         """``(adaptation, its yardstick's cost)``: ``NOT_APPLICABLE`` when no disruption struck
-        before the end, 0 for an infeasible plan, else the avoidable part from the disrupted
-        state: ``(kept - cost) / (kept - yardstick)`` clipped to [0, 1], where ``kept`` is the
-        cost of stopping at the first disruption (the trips made so far, nothing more) and
-        the yardstick the re-solving oracle's from there (or the reference's value)."""
+        before the end or nothing was left to gain from the state it struck in, 0 for an
+        infeasible plan, else the avoidable part after the strike: ``(kept - cost) /
+        (kept - yardstick)`` clipped to [0, 1], where ``kept`` is the cost of stopping at the
+        first disruption (the trips made so far, nothing more) and the yardstick the better
+        of the re-solving oracle taking over there and the same oracle planning from the
+        start (:meth:`_resolve_adaptation`; or the reference's value)."""
 
         def score(ref: float | None) -> float | None:
             if not feasible:
                 return 0.0
             kept = check_plan(self.instance, self._snapshot.plan(), self.faced_schedule()).cost
-            if ref is None or kept <= ref:
+            own = ref if self.adaptation_mode == "oracle" else self._own_yardstick
+            if ref is None or own is None or kept <= own:
                 return NOT_APPLICABLE  # nothing was left to gain after the disruption
             return normalised_optimality(ref, cost, feasible, kept)
 
@@ -573,7 +578,21 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         return self.reference.value
 
     def _resolve_adaptation(self) -> float:
-        return adaptive_reference(self._snapshot)["value"]
+        """The yardstick: the cheaper of the re-solving oracle taking over from the episode's
+        state at its first disruption (kept as ``_own_yardstick``: it decides whether anything
+        was left to gain) and the same oracle planning from the start (:func:`online_reference`).
+        Both never foresee a disruption; the second charges a state squandered before the
+        strike, which the first cannot see: random play, whose state leaves a residual any
+        continuation solves, scored >= 0.99998 on 8 of 12 small episodes against the first alone."""
+        self._own_yardstick = adaptive_reference(self._snapshot)["value"]
+        return min(self._own_yardstick, self._online_yardstick())
+
+    def _online_yardstick(self) -> float:
+        """:func:`online_reference`'s value for the schedule this episode faces (once per
+        instance and schedule)."""
+        schedule = self.faced_schedule()
+        return self._per_instance("online_yardstick",
+                                  lambda: online_reference(self.instance, schedule)["value"], *schedule)
 
     def _coordination(self, verdict: ReliefCheck) -> tuple[float | None, float | None]:
         """``(coordination, solo baseline)``: see :mod:`.coordination`."""

@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from crab_gym.envs.realm.common.cache import JsonCache, code_version
 from crab_gym.envs.realm.common.oracle_result import OracleResult
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
 from crab_gym.envs.realm.wedding.checker import check_plan
@@ -223,29 +224,52 @@ def p8_reference(instance: WeddingInstance, schedule: Sequence[Any] | None = Non
     return stored_reference("p8", faced, INSTANCE_DIRS["p8"], lambda f: p8_record(f.instance, f.schedule))
 
 
-_ADAPTATIONS: dict[str, int] = {}
+#: The adaptation yardsticks solved, by :func:`adaptation_key`: in memory and under
+#: ``cache_dir("realm/p8_adaptation")``, as P7's are. The search is deterministic (solution and
+#: candidate limits) but cut by a wall-clock guard, so only the same code on the same
+#: OR-Tools gives the same value: both are in the key.
+ADAPTATION_CACHE = JsonCache("realm/p8_adaptation", max_memory=10_000)
+
+#: The modules whose code decides the yardstick (the key hashes their source).
+_YARDSTICK_MODULES = (
+    __name__, "crab_gym.envs.realm.wedding.oracle_disruptions", "crab_gym.envs.realm.wedding.oracle",
+    "crab_gym.envs.realm.wedding.local_search", "crab_gym.envs.realm.wedding.heuristics",
+    "crab_gym.envs.realm.wedding.sim", "crab_gym.envs.realm.wedding.model", "crab_gym.envs.realm.wedding.network",
+    "crab_gym.envs.realm.wedding.checker", "crab_gym.envs.realm.common.fleet.routing",
+    "crab_gym.envs.realm.common.fleet.sim",
+)
 
 
-def adaptation_value(snapshot: Any, schedule: Sequence[Any], keep: dict[int, list[int]] | None) -> int:
-    """The cost of the better of the adaptive oracle taking over from an episode's state at
-    its first disruption and keeping the plan followed then (``schedule``: what is still to
-    come; ``keep``: that plan), so that ignoring a disruption never beats the reference.
-    Kept in memory (it depends on the episode's own state)."""
-    sim = snapshot.copy()
-    sim.pending = sorted(schedule, key=lambda d: d.start)
-    state = json.dumps({
-        "routes": [[(x.stop, x.depart) for x in v.route] for v in sim.vehicles],
-        "free": [v.free for v in sim.vehicles], "finished": [v.finished for v in sim.vehicles],
+def adaptation_key(sim: WeddingSim, keep: dict[int, list[int]] | None) -> str:
+    """The whole input of :func:`adaptation_value` (``sim`` with its schedule still to come
+    set): the instance, every vehicle's state, every stop's, the disruptions applied and to
+    come, the plan kept, and the code and OR-Tools version that search from it."""
+    doc = {
+        "code": code_version(_YARDSTICK_MODULES), "instance": sim.inst.model_dump(mode="json"),
+        "vehicles": [dataclasses.asdict(v) for v in sim.vehicles],
+        "stops": [sim.status, sim.assigned, sim.delivered_at, sim.served_at],
         "applied": [json.loads(d.model_dump_json()) for d in sim.applied],
         "pending": [json.loads(d.model_dump_json()) for d in sim.pending],
         "keep": None if keep is None else sorted((int(k), list(v)) for k, v in keep.items()),
-    }, sort_keys=True)
-    key = sim.inst.fingerprint() + hashlib.sha256(state.encode()).hexdigest()[:16]
-    if key not in _ADAPTATIONS:
-        if len(_ADAPTATIONS) > 10_000:
-            _ADAPTATIONS.clear()
-        res = adaptive_from_state(sim, keep)
-        if keep is not None:
-            res = better(res, kept_from_state(sim, keep))
-        _ADAPTATIONS[key] = res.cost
-    return _ADAPTATIONS[key]
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def adaptation_value(snapshot: Any, schedule: Sequence[Any], keep: dict[int, list[int]] | None,
+                     *, cache: bool = True) -> int:
+    """The cost of the better of the adaptive oracle taking over from an episode's state at
+    its first disruption and keeping the plan followed then (``schedule``: what is still to
+    come; ``keep``: that plan), so that ignoring a disruption never beats the reference.
+    Cached (:data:`ADAPTATION_CACHE`, in memory and on disk) unless ``cache`` is False: every
+    evaluation run paid 0.3-0.4 CPU-s per episode for it before."""
+    sim = snapshot.copy()
+    sim.pending = sorted(schedule, key=lambda d: d.start)
+    key = adaptation_key(sim, keep) if cache else ""
+    if cache and (hit := ADAPTATION_CACHE.get(key)) is not None:
+        return int(hit["value"])
+    res = adaptive_from_state(sim, keep)
+    if keep is not None:
+        res = better(res, kept_from_state(sim, keep))
+    if cache:
+        ADAPTATION_CACHE.put(key, {"value": int(res.cost), "feasible": bool(res.feasible)})
+    return int(res.cost)
