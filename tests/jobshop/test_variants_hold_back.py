@@ -79,3 +79,23 @@ def test_a_drawn_instance_never_inherits_the_last_episodes_yardstick():
         a = play(fresh, RandomPolicy(fresh, seed=seed), "random", seed).metrics
         b = play(reused, RandomPolicy(reused, seed=seed), "random", seed).metrics
         assert (a["adaptation"], a["adaptation_reference_cost"]) == (b["adaptation"], b["adaptation_reference_cost"])
+
+
+def test_the_yardstick_faces_the_disruptions_injected_after_the_first_strike():
+    """Found by the adversary: a disruption injected after the first strike hit the agent but
+    never the yardstick's re-plan (which started from a copy taken at the strike)."""
+    def yardstick(inject: bool) -> float:
+        env = _env("j2_small_03")
+        policy = RandomPolicy(env, seed=0)
+        obs, info = env.reset(seed=0)
+        while not info.get("disruptions"):
+            obs, _, _, _, info = env.step(policy(obs, info))
+        if inject:
+            env.unwrapped.apply_disruption({"type": "emergency_shutdown", "facility": "all", "start": None,
+                                            "duration": 200})
+        while True:
+            obs, _, terminated, _, info = env.step(policy(obs, info))
+            if terminated:
+                return info["metrics"]["adaptation_reference_cost"]
+
+    assert yardstick(True) >= yardstick(False) + 100  # a 200-unit whole-shop stop costs the re-plan too

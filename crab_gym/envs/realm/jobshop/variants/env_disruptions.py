@@ -37,7 +37,7 @@ from crab_gym.envs.realm.jobshop.variants.model import (
 )
 from crab_gym.envs.realm.jobshop.variants.oracle import adaptive_makespan, cp_planner, greedy_plan
 from crab_gym.envs.realm.jobshop.variants.references import reference
-from crab_gym.envs.realm.jobshop.variants.sim import INF
+from crab_gym.envs.realm.jobshop.variants.sim import INF, ShopSim
 from crab_gym.envs.realm.jobshop.variants.source import SOURCES
 
 
@@ -272,10 +272,25 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     def _adaptation_state(self) -> Any:
         return self.sim.first_strike
 
+    def _yardstick_start(self) -> ShopSim | None:
+        """The shop at the first strike's time, facing the disruptions injected since then
+        too (each strikes the re-plan when its clock reaches it, as it struck the episode),
+        so that the yardstick faces what the agent faced; None when nothing struck."""
+        start = self.sim.first_strike_sim
+        if start is None:
+            return None
+        later = self.sim.injected[len(start.injected):]
+        if not later:
+            return start
+        start = start.copy()
+        for d in later:
+            start.inject(d)
+        return start
+
     def restore_adaptation_start(self) -> bool:
         """The shop as it stood at the first strike's time (the yardstick's state), with the
         yardstick worked out first so that it stays that state's."""
-        start = self.sim.first_strike_sim
+        start = self._yardstick_start()
         if start is None:
             return False
         if self._resolved is None and self.adaptation_mode != "oracle":
@@ -303,7 +318,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
         operations first on each machine, while a dispatch may fill an idle gap before them:
         without the rules, a dispatching agent could beat the yardstick (the audit found
         29 of 160 such episodes) and score adaptation 1.0 however it re-planned."""
-        start = self.sim.first_strike_sim
+        start = self._yardstick_start()
         if start is None:
             return NOT_APPLICABLE
         planner = cp_planner(adaptation_budget(start.instance), deterministic=True)
