@@ -13,7 +13,7 @@ import pytest
 from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
-from crab_gym.envs.realm.supply_chain.env import SupplyChainEnv, _adaptation_score
+from crab_gym.envs.realm.supply_chain.env import SupplyChainEnv, _adaptation_score, _unavoidable
 from crab_gym.envs.realm.supply_chain.formats import load_p10, shipped_p10_names
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
 from crab_gym.envs.realm.supply_chain.model import derived_penalty
@@ -258,3 +258,31 @@ def test_adaptation_score_is_a_ratio_where_doing_nothing_more_scores_zero():
     assert _adaptation_score(100.0, 2000.0, 2000.0) == 0.0
     assert _adaptation_score(100.0, 200.0, 2000.0) == pytest.approx((0.5 - 0.05) / 0.95)
     assert _adaptation_score(100.0, 120.0, 90.0) == 0.0 and _adaptation_score(100.0, 90.0, 90.0) == 1.0
+
+
+def test_holding_a_component_back_does_not_raise_adaptation():
+    # issue 36: random play that never orders the first component (HoldBackPolicy) left
+    # p10_small_01 short of 5 GPUs whatever happens after the first strike (day 2), so the
+    # yardstick R paid 5 shortfall penalties and R / cost rose: mean adaptation 0.096
+    # against honest random play's 0.066 (seeds 0-5), with a worse plan. Measured on the
+    # avoidable part, holding back earns less than honest play.
+    from crab_gym.baselines.hold_back import HoldBackPolicy
+    from crab_gym.baselines.random_policy import RandomPolicy
+    from crab_gym.envs.scoring_check import play
+
+    env = SupplyChainEnv("p10_small_01", adaptation_reference="resolve")
+    held = [play(env, HoldBackPolicy(env, seed=s), "hold-back", s).metrics for s in range(6)]
+    honest = [play(env, RandomPolicy(env, seed=s), "random", s).metrics for s in range(6)]
+    assert all(m["adaptation_reference_cost"] > 5 * env.instance.shortfall_penalty for m in held)
+    assert max(m["adaptation"] for m in held) < 0.02  # was 0.149 (seed 1)
+    assert sum(m["adaptation"] for m in held) < sum(m["adaptation"] for m in honest)
+
+
+def test_adaptation_score_leaves_out_the_yardsticks_shortfall():
+    # R = 8,000 of which 5 x 1,000 shortfall: the ratio runs on 3,000 / (cost - 5,000)
+    assert _adaptation_score(8000.0, 11000.0, 20000.0, 5000.0) == pytest.approx((0.5 - 0.2) / 0.8)
+    assert _adaptation_score(8000.0, 11000.0, 20000.0) == pytest.approx((8 / 11 - 0.4) / 0.6)  # no part left out
+    inst = SupplyChainEnv("p10_small_01").instance
+    penalty = inst.shortfall_penalty
+    assert _unavoidable(inst, 5 * penalty + 3000.0) == 5 * penalty and _unavoidable(inst, 3000.0) == 0.0
+    assert _unavoidable(inst.model_copy(update={"shortfall_penalty": 10}), 3000.0) == 0.0  # below the ceiling

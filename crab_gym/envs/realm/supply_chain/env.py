@@ -138,17 +138,35 @@ def _packaged(tenths: int) -> Evaluator:
                      description=f"at least {10 * tenths} % of the demand packaged")
 
 
-def _adaptation_score(value: float, cost: float, baseline: float) -> float:
-    """The plain ratio ``value / cost`` rescaled so that ``baseline`` (doing nothing more
-    from the state when the first disruption struck) scores 0 and ``value`` (the adaptation
-    reference) 1: ``(value/cost - value/baseline) / (1 - value/baseline)``, clipped to
-    [0, 1]. Close to the plain ratio (the baseline pays every GPU short), but doing nothing
-    scores 0. With nothing to gain (``baseline <= value``): 1 at or below ``value``, else 0."""
+def _unavoidable(inst: P10Instance, value: float) -> float:
+    """The shortfall penalties the adaptation yardstick (of cost ``value``) pays: GPUs it
+    could not deliver from the state at the first strike, which no continuation avoids. The
+    penalty exceeds anything else a plan can cost (:attr:`P10Instance.cost_ceiling`), so a
+    yardstick short of ``k`` GPUs costs ``k`` penalties and less than one more:
+    ``k = value // penalty``. With a penalty of one's own at or below the ceiling ``k``
+    cannot be read off the cost, and nothing is left out (the plain ratio)."""
+    penalty = inst.shortfall_penalty
+    if penalty <= max(0, inst.cost_ceiling):
+        return 0.0
+    return float(penalty * (int(value) // penalty))
+
+
+def _adaptation_score(value: float, cost: float, baseline: float, unavoidable: float = 0.0) -> float:
+    """The ratio ``R / cost`` of the avoidable parts (each cost less ``unavoidable``, the
+    shortfall penalties the yardstick ``value`` = R pays, :func:`_unavoidable`) rescaled so
+    that ``baseline`` (doing nothing more from the state when the first disruption struck)
+    scores 0 and R 1: with ``r = R - u``, ``c = cost - u``, ``b = baseline - u``,
+    ``(r/c - r/b) / (1 - r/b)``, clipped to [0, 1]. Leaving the unavoidable part out keeps an
+    agent from profiting by spoiling the state before the strike: penalties nobody can avoid
+    any more would otherwise raise ``R / cost`` towards 1 (issue 36: holding the first
+    component back on ``p10_small_01``). With nothing to gain (``baseline <= value``): 1 at
+    or below ``value``, else 0."""
     if cost <= value:
         return 1.0
     if baseline <= value:
         return 0.0
-    return max(0.0, min(1.0, (value / cost - value / baseline) / (1.0 - value / baseline)))
+    r, c, b = value - unavoidable, cost - unavoidable, baseline - unavoidable
+    return max(0.0, min(1.0, (r / c - r / b) / (1.0 - r / b)))
 
 
 class SupplyChainEnv(DisruptedRealmEnv):
@@ -256,7 +274,9 @@ class SupplyChainEnv(DisruptedRealmEnv):
     first disruption struck (at the start of that day, re-solving at later strikes, never
     seeing one coming) and keeping the plan the agent was following then, on a ratio scale
     where doing nothing more from that state scores 0 and that reference 1; 0 if
-    infeasible; None (not applicable) if no disruption struck.
+    infeasible; None (not applicable) if no disruption struck. The ratio leaves out the
+    shortfall penalties the reference pays (GPUs nobody can deliver any more), so spoiling
+    the state before the strike does not raise the score by itself.
 
     ## Arguments
 
@@ -614,8 +634,9 @@ class SupplyChainEnv(DisruptedRealmEnv):
     def _adaptation(self, cost: float, feasible: bool) -> tuple[float | None, float | None]:
         """``(adaptation, its reference cost)``: the cost against the better of the oracle
         taking over from the state when the first disruption struck and keeping the plan the
-        agent was following then, on a ratio scale where doing nothing more from that state
-        scores 0 (:func:`_adaptation_score`). Not applicable (None) when no disruption struck;
+        agent was following then, on a ratio scale of the avoidable costs (the yardstick's
+        shortfall penalties left out) where doing nothing more from that state scores 0
+        (:func:`_adaptation_score`). Not applicable (None) when no disruption struck;
         0 for an infeasible plan (no solve then)."""
         if self._snapshot is not None and not feasible:
             return 0.0, None
@@ -623,7 +644,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
         def score(value: float) -> float:
             baseline = self._restored_snapshot()
             baseline.run_to_end()  # doing nothing more
-            return _adaptation_score(value, cost, float(baseline.cost()))
+            return _adaptation_score(value, cost, float(baseline.cost()), _unavoidable(self.instance, value))
 
         return self._measure_adaptation(score)
 
