@@ -3,9 +3,10 @@
 P11 measures an agent against the literature's best known makespan (1 means a plan as short as
 the best known one), so a stale or wrong value moves every score on that instance. Each value
 is therefore kept with its provenance in ``instances/bounds.json``: per instance the best known
-**upper bound** (a schedule someone reported) and **lower bound** (a proof), the work each
-comes from, the compilation it was read in (with that compilation's date) and the date we
-checked it. ``kind`` is ``"optimum"`` where the two meet.
+**upper bound** (a schedule someone reported) and **lower bound** (a proof), the work or
+solver run each comes from and its date, the compilation it was read in (ScheduleOpt's
+JSPLIB, 2026-08-19) and the date we checked it against older compilations. ``kind`` is
+``"optimum"`` where the two meet.
 
 An upper bound is *certified* when a plan we ship (``reference_plans.json.gz``), replayed by
 the independent checker, reaches it; otherwise it is only *cited*: still the best known value
@@ -32,12 +33,17 @@ BestKnownKind = Literal["optimum", "upper_bound", "lower_bound"]
 
 @dataclass(frozen=True)
 class Bound:
-    """One published value: ``value``, the work it comes from (``reference``) and the
-    compilation it was read in (``read_in``, a key of :func:`compilations`)."""
+    """One published value: ``value``, who found it (``reference``: a paper, or a solver run
+    named by the compilation), its ``date``, the compilation it was read in (``read_in``, a
+    key of :func:`compilations`), who first reported it where an older compilation agrees
+    (``first_reported``), and whether the compilation says its schedule is published."""
 
     value: int
     reference: str
+    date: str
     read_in: str
+    first_reported: str | None = None
+    schedule_published: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,10 +51,10 @@ class BestKnown:
     """An instance's best known makespan with its provenance.
 
     ``value`` is the optimum where proven (``kind == "optimum"``), else the best known upper
-    bound (``kind == "upper_bound"``). ``upper`` and ``lower`` name their sources; ``dated``
-    is the date of the compilation the upper bound was read in, ``checked`` the day we
-    compared it with the sources. ``also_in`` keeps what other compilations say (``None``
-    where one has no value), so a disagreement stays visible.
+    bound (``kind == "upper_bound"``). ``upper`` and ``lower`` name their sources and dates;
+    ``compiled`` is the date of the compilation the values were read in, ``checked`` the day
+    we compared it with the other compilations. ``also_in`` keeps what those say (``None``
+    where one has no value), so a disagreement stays visible; ``note`` explains one.
     """
 
     name: str
@@ -56,19 +62,30 @@ class BestKnown:
     upper: Bound
     lower: Bound
     checked: str
-    dated: str
+    compiled: str
     also_in: dict[str, tuple[int, int] | None]
+    note: str | None = None
 
     @property
     def value(self) -> int:
         return self.upper.value
 
     @property
+    def date(self) -> str:
+        """When the value was reported (the upper bound's date, as the compilation gives it)."""
+        return self.upper.date
+
+    @property
     def source(self) -> str:
-        """One line naming where the value comes from, for reports and ``Reference.extra``."""
+        """One line naming where the value comes from, for reports and ``Reference.extra``
+        (with who first reported the schedule, where an older compilation says)."""
         if self.kind == "optimum" and self.upper.reference != self.lower.reference:
-            return f"schedule: {self.upper.reference}; proof: {self.lower.reference} (read in {self.upper.read_in})"
-        return f"{self.upper.reference} (read in {self.upper.read_in})"
+            line = f"schedule: {self.upper.reference}; proof: {self.lower.reference} (read in {self.upper.read_in})"
+        else:
+            line = f"{self.upper.reference} (read in {self.upper.read_in})"
+        if self.upper.first_reported:
+            line += f"; schedule first reported by {self.upper.first_reported}"
+        return line
 
     def certified_by(self, plan_makespan: int | None) -> bool:
         """Whether a checked plan of this makespan certifies the value (reaches it)."""
@@ -95,7 +112,11 @@ def not_adopted() -> list[dict[str, Any]]:
 
 
 def _bound(data: dict[str, Any]) -> Bound:
-    return Bound(value=int(data["value"]), reference=str(data["reference"]), read_in=str(data["read_in"]))
+    return Bound(
+        value=int(data["value"]), reference=str(data["reference"]), date=str(data["date"]),
+        read_in=str(data["read_in"]), first_reported=data.get("first_reported"),
+        schedule_published=bool(data.get("schedule_published", False)),
+    )
 
 
 def _record(data: dict[str, Any]) -> BestKnown:
@@ -108,7 +129,7 @@ def _record(data: dict[str, Any]) -> BestKnown:
     also = {k: (tuple(v) if v is not None else None) for k, v in data.get("also_in", {}).items()}
     return BestKnown(
         name=data["name"], kind=kind, upper=upper, lower=lower, checked=data["checked"],
-        dated=compilations()[upper.read_in]["dated"], also_in=also,
+        compiled=compilations()[upper.read_in]["dated"], also_in=also, note=data.get("note"),
     )
 
 

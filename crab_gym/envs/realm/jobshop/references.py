@@ -156,7 +156,8 @@ LITERATURE = "literature (best known values with their sources: instances/bounds
 
 def provenance(name: str, plan_makespan: int | None) -> dict[str, Any]:
     """Where a shipped instance's best known value comes from, for ``Reference.extra``:
-    ``best_known_source``, ``best_known_dated`` (the compilation's date),
+    ``best_known_source``, ``best_known_date`` (when it was reported),
+    ``best_known_compiled`` (the date of the compilation it was read in),
     ``best_known_checked`` (when we compared it) and ``best_known_certified`` (a stored plan,
     replayed by the checker, reaches it; else the value is taken on its source's word)."""
     rec = best_known(name)
@@ -164,7 +165,8 @@ def provenance(name: str, plan_makespan: int | None) -> dict[str, Any]:
         return {}
     return {
         "best_known_source": rec.source,
-        "best_known_dated": rec.dated,
+        "best_known_date": rec.date,
+        "best_known_compiled": rec.compiled,
         "best_known_checked": rec.checked,
         "best_known_certified": rec.certified_by(plan_makespan),
     }
