@@ -94,6 +94,7 @@ class BestKnown:
 
 @functools.cache
 def _document() -> dict[str, Any]:
+    """The parsed table, read once; a file of another format is refused rather than misread."""
     text = resources.files("crab_gym.envs.realm.jobshop").joinpath("instances", BOUNDS_FILE).read_text()
     doc = json.loads(text)
     if doc.get("format") != BOUNDS_FORMAT:
@@ -112,6 +113,7 @@ def not_adopted() -> list[dict[str, Any]]:
 
 
 def _bound(data: dict[str, Any]) -> Bound:
+    """One value of the table as a :class:`Bound` (typed, so a malformed entry fails early)."""
     return Bound(
         value=int(data["value"]), reference=str(data["reference"]), date=str(data["date"]),
         read_in=str(data["read_in"]), first_reported=data.get("first_reported"),
@@ -120,6 +122,8 @@ def _bound(data: dict[str, Any]) -> Bound:
 
 
 def _record(data: dict[str, Any]) -> BestKnown:
+    """An instance's entry as a :class:`BestKnown`; its ``kind`` must follow from its bounds
+    (an edit that closes an instance must say so) and the bounds must be ordered."""
     upper, lower = _bound(data["upper_bound"]), _bound(data["lower_bound"])
     kind: BestKnownKind = "optimum" if upper.value == lower.value else "upper_bound"
     if data["kind"] != kind:
