@@ -269,6 +269,11 @@ def test_reference_is_the_best_known_value_with_the_stored_plan_as_one_record():
     assert ref.extra == {
         "reference_kind": "optimum", "best_known": 1231, "best_known_kind": "optimum",
         "literature_optimum": 1231, "literature_upper_bound": 1231, "literature_lower_bound": 1231,
+        "best_known_source": "OptalCP run by the archive's maintainers (Intel 11th Gen Core i7-1185G7, 1 s) "
+                             "(read in scheduleopt2026); schedule first reported by Henning 2002 (PhD thesis, "
+                             "Friedrich-Schiller-Universitaet Jena) (read in weise2020)",
+        "best_known_date": "2026-06-01", "best_known_compiled": "2026-08-19", "best_known_checked": "2026-11-29",
+        "best_known_certified": False,
         "plan_makespan": plan.makespan, "plan_kind": plan.kind(inst), "plan_status": plan.status,
         "plan_bound": plan.solver_bound, "plan_solver": plan.solver, "plan_time_limit_s": plan.time_limit,
         "plan_workers": plan.num_workers, "plan_seeded_with": plan.seeded_with,

