@@ -62,3 +62,30 @@ def test_check_scoring_plays_the_probes_when_asked():
     report.raise_if_failed()
     assert [r["instance"] for r in report.probe_rows["hold_back"]] == ["j2_small_03"]
     assert report.probe_rows["replanners"][0]["yardstick"] == 697.0  # the CP-SAT optimum from the strike
+
+
+def test_hold_back_waits_where_only_the_held_actor_may_move():
+    """P8 gives the turn to one vehicle at a time: holding the van back means making it wait
+    (before, it drove whenever it had the turn, and its episodes equalled honest play's)."""
+    import gymnasium as gym
+    import numpy as np
+
+    from crab_gym.baselines.hold_back import HoldBackPolicy
+
+    env = gym.make("Realm-P8-v0", instance="p8_small_00")
+    obs, info = env.reset(seed=0)
+    policy, base = HoldBackPolicy(env, seed=0), env.unwrapped
+    held = policy._held_actions()
+    seen = 0
+    for _ in range(30):
+        mask = np.asarray(base.action_masks(), dtype=bool)
+        action = policy(obs, info)
+        if not (mask & ~held).any():
+            assert action == {"name": "wait", "arguments": {"vehicle": "van"}}
+            seen += 1
+        else:
+            assert action["arguments"]["vehicle"] != "van"
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    assert seen >= 1
