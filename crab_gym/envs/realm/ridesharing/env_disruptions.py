@@ -15,6 +15,7 @@ from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.ridesharing.adaptation import adaptation_score, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
@@ -181,3 +182,34 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
 
     def _resolved_adaptation_value(self, snapshot: RideSim, schedule: list[Any], keep: dict[int, list[int]] | None) -> float:
         return float(adaptation_reference(snapshot, schedule, keep)["value"])
+
+    def _yardstick_schedule(self) -> list[Any]:
+        """The disruptions still to come at the first strike (and those injected since)."""
+        return list(self._snapshot.pending) + list(self._injected_after_snapshot)
+
+    def _trivial_adaptation_cost(self) -> float | None:
+        """The score's 0: serving nobody new from the yardstick's start (a short simulation,
+        no solver; None before any strike)."""
+        if self._snapshot is None:
+            return None
+        return float(trivial_cost(yardstick_start(self._snapshot, self._yardstick_schedule())))
+
+    def _adaptation_score(self, yardstick: float, cost: float, feasible: bool) -> float | None:
+        """The share of the avoidable cost after the strike the plan avoided (see
+        :func:`~crab_gym.envs.realm.ridesharing.adaptation.adaptation_score`)."""
+        return adaptation_score(yardstick, self._trivial_adaptation_cost(), cost, feasible)
+
+    def restore_adaptation_start(self) -> bool:
+        """Put the episode in the yardstick's start: the state at the first strike with the
+        parked vehicles back on the road (the scoring probes continue from it)."""
+        if self._snapshot is None:
+            return False
+        self.sim = yardstick_start(self._snapshot, self._yardstick_schedule())
+        self._unpause()
+        self._cache.pop("mask", None)  # the mask belongs to the state replaced
+        return True
+
+    def _metrics(self) -> dict[str, Any]:
+        metrics = super()._metrics()
+        metrics["adaptation_trivial_cost"] = self._trivial_adaptation_cost()
+        return metrics
