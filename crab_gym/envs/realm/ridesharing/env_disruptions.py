@@ -95,16 +95,19 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     ## Episode End
 
     As Realm-P3-v0. ``info["metrics"]`` also holds ``adaptation``: 0 if the final plan breaks
-    a constraint, else ``min(1, yardstick / cost)``. The yardstick starts from the episode's
-    own state when its first disruption struck (what is done stays done) and is the better
-    of two continuations, both simulated from that state facing the same disruptions still to
-    come: keeping the rest of the plan being followed then (a submitted plan; none when the
-    episode was played step by step), and the adaptive oracle re-solving there and at each
-    later disruption (deterministic: greedy descents, no clock). So a plan that keeps its
-    course scores 1 unless re-planning from where it stood would have been cheaper, and two
-    episodes in different states when the disruption struck are measured from different
-    yardsticks (adaptation judges the replan, optimality the whole plan). ``None`` (not
-    applicable) when no disruption struck before the episode ended. Also
+    a constraint, else the share of the cost avoidable after the first strike that the plan
+    avoided, ``(trivial - cost) / (trivial - yardstick)`` clipped to [0, 1]
+    (:mod:`crab_gym.envs.realm.ridesharing.adaptation`). Both figures start from the
+    episode's state when its first disruption struck (what is done stays done) with every
+    parked vehicle back on the road (parking before the strike does not shrink the fleet the
+    replan is measured against), facing the same disruptions still to come: ``trivial``
+    (``adaptation_trivial_cost``) drops the passengers on board and serves nobody new; the
+    yardstick is the best of a portfolio of continuations that never foresee a disruption --
+    keeping the rest of the plan being followed then (a submitted plan), the adaptive oracle
+    re-solving there and at each later disruption, the greedy rule and seeded random
+    continuations (deterministic). ``None`` (not applicable) when nothing is avoidable after
+    the strike (``trivial <= yardstick``) or when no disruption struck before the episode
+    ended. Also
     ``adaptation_reference_cost`` (the yardstick) and ``disruptions_applied``;
     ``info["solution"]`` adds the ``disruptions`` applied. ``coordination`` is P3's with
     every cost facing this episode's disruptions: ``solo`` is the best one-vehicle plan known
@@ -138,6 +141,8 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
       coordination is measured from the best one-vehicle plan (one vehicle alone scores 0);
       an unserved request costs 5000; adaptation is None when no disruption struck; the
       shipped instances were regenerated with disruptions aimed at the rides.
+      Issue 36, still v0: adaptation is the avoidable share (it was ``min(1, yardstick /
+      cost)``), the yardstick a portfolio's best from the strike with parked vehicles back.
     """
 
     instance_source = SOURCE

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
+from crab_gym.envs.realm.ridesharing.adaptation import portfolio_yardstick, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.best_known import SEARCH, best_known, solo_plan
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import p3_record, solve_p3
-from crab_gym.envs.realm.ridesharing.adaptation import portfolio_yardstick, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.oracle_disruptions import RESOLVE_TIME_GUARD
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
