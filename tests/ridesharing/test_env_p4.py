@@ -130,7 +130,8 @@ def test_oracle_plan_resubmitted_through_pauses_scores_one():
     assert not m["adaptation_pending"]
     assert m["cost"] == ref["value"] and m["optimality"] == 1.0 and m["adaptation"] == 1.0
     assert m["adaptation_reference_cost"] == ref["value"]
-    report = check_plan(env.instance, info["solution"], reference_cost=ref["value"], adaptation_reference=ref["value"])
+    report = check_plan(env.instance, info["solution"], reference_cost=ref["value"], adaptation_reference=ref["value"],
+                        adaptation_trivial=m["adaptation_trivial_cost"])
     assert report["cost"] == ref["value"] and report["metrics"]["adaptation"] == 1.0
 
 
@@ -145,7 +146,7 @@ def test_greedy_p4_metrics_recomputed_by_checker():
     solo = solo_reference(env.instance, env.faced_schedule())["value"]
     report = check_plan(
         env.instance, sol, reference_cost=m["reference_cost"], adaptation_reference=m["adaptation_reference_cost"],
-        solo_cost=solo,
+        solo_cost=solo, adaptation_trivial=m["adaptation_trivial_cost"],
     )
     assert report["cost"] == m["cost"] and report["feasible"] == (m["violations"] == [])
     for key in REALM_KEYS:

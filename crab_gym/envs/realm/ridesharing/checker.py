@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from crab_gym.envs.realm.common.references import optimality_ratio
+from crab_gym.envs.realm.ridesharing.adaptation import adaptation_score
 from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.model import P3Instance
 
@@ -204,6 +205,7 @@ def check_plan(
     disruptions: Sequence[Any] | None = None,
     adaptation_reference: float | None = None,
     solo_cost: float | None = None,
+    adaptation_trivial: float | None = None,
 ) -> dict[str, Any]:
     """Recompute a plan's schedule, violations, cost and REALM metrics.
 
@@ -214,7 +216,11 @@ def check_plan(
             which then replace the instance's schedule.
         reference_cost: the oracle's cost, for ``optimality`` (None: not computed).
         disruptions: disruptions to use (overrides both of the above).
-        adaptation_reference: the re-solve oracle's cost, for ``adaptation`` (P4; None: left out).
+        adaptation_reference: the adaptation yardstick's cost, for ``adaptation`` (P4; None: left out).
+        adaptation_trivial: the trivial continuation's cost from the yardstick's start (the
+            env's ``adaptation_trivial_cost``): adaptation is the share of the avoidable cost
+            avoided (:func:`~crab_gym.envs.realm.ridesharing.adaptation.adaptation_score`;
+            None without it, unless the plan is infeasible: 0).
         solo_cost: the best one-vehicle plan's cost, for ``coordination`` (with
             ``reference_cost``; None: coordination is None, not applicable).
 
@@ -244,7 +250,7 @@ def check_plan(
         "coordination": ride_coordination(cost, feasible, solo_cost, reference_cost),
     }
     if adaptation_reference is not None:
-        metrics["adaptation"] = optimality_ratio(adaptation_reference, cost, feasible)
+        metrics["adaptation"] = adaptation_score(adaptation_reference, adaptation_trivial, cost, feasible)
     return {
         "feasible": feasible,
         "violations": tally.violations,

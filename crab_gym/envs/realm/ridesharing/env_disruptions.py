@@ -15,6 +15,7 @@ from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
 from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
+from crab_gym.envs.realm.ridesharing.adaptation import adaptation_score, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv, instance_kind
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
@@ -94,16 +95,19 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     ## Episode End
 
     As Realm-P3-v0. ``info["metrics"]`` also holds ``adaptation``: 0 if the final plan breaks
-    a constraint, else ``min(1, yardstick / cost)``. The yardstick starts from the episode's
-    own state when its first disruption struck (what is done stays done) and is the better
-    of two continuations, both simulated from that state facing the same disruptions still to
-    come: keeping the rest of the plan being followed then (a submitted plan; none when the
-    episode was played step by step), and the adaptive oracle re-solving there and at each
-    later disruption (deterministic: greedy descents, no clock). So a plan that keeps its
-    course scores 1 unless re-planning from where it stood would have been cheaper, and two
-    episodes in different states when the disruption struck are measured from different
-    yardsticks (adaptation judges the replan, optimality the whole plan). ``None`` (not
-    applicable) when no disruption struck before the episode ended. Also
+    a constraint, else the share of the cost avoidable after the first strike that the plan
+    avoided, ``(trivial - cost) / (trivial - yardstick)`` clipped to [0, 1]
+    (:mod:`crab_gym.envs.realm.ridesharing.adaptation`). Both figures start from the
+    episode's state when its first disruption struck (what is done stays done) with every
+    parked vehicle back on the road (parking before the strike does not shrink the fleet the
+    replan is measured against), facing the same disruptions still to come: ``trivial``
+    (``adaptation_trivial_cost``) drops the passengers on board and serves nobody new; the
+    yardstick is the best of a portfolio of continuations that never foresee a disruption --
+    keeping the rest of the plan being followed then (a submitted plan), the adaptive oracle
+    re-solving there and at each later disruption, the greedy rule and seeded random
+    continuations (deterministic). ``None`` (not applicable) when nothing is avoidable after
+    the strike (``trivial <= yardstick``) or when no disruption struck before the episode
+    ended. Also
     ``adaptation_reference_cost`` (the yardstick) and ``disruptions_applied``;
     ``info["solution"]`` adds the ``disruptions`` applied. ``coordination`` is P3's with
     every cost facing this episode's disruptions: ``solo`` is the best one-vehicle plan known
@@ -137,6 +141,8 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
       coordination is measured from the best one-vehicle plan (one vehicle alone scores 0);
       an unserved request costs 5000; adaptation is None when no disruption struck; the
       shipped instances were regenerated with disruptions aimed at the rides.
+      Issue 36, still v0: adaptation is the avoidable share (it was ``min(1, yardstick /
+      cost)``), the yardstick a portfolio's best from the strike with parked vehicles back.
     """
 
     instance_source = SOURCE
@@ -181,3 +187,34 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
 
     def _resolved_adaptation_value(self, snapshot: RideSim, schedule: list[Any], keep: dict[int, list[int]] | None) -> float:
         return float(adaptation_reference(snapshot, schedule, keep)["value"])
+
+    def _yardstick_schedule(self) -> list[Any]:
+        """The disruptions still to come at the first strike (and those injected since)."""
+        return list(self._snapshot.pending) + list(self._injected_after_snapshot)
+
+    def _trivial_adaptation_cost(self) -> float | None:
+        """The score's 0: serving nobody new from the yardstick's start (a short simulation,
+        no solver; None before any strike)."""
+        if self._snapshot is None:
+            return None
+        return float(trivial_cost(yardstick_start(self._snapshot, self._yardstick_schedule())))
+
+    def _adaptation_score(self, yardstick: float, cost: float, feasible: bool) -> float | None:
+        """The share of the avoidable cost after the strike the plan avoided (see
+        :func:`~crab_gym.envs.realm.ridesharing.adaptation.adaptation_score`)."""
+        return adaptation_score(yardstick, self._trivial_adaptation_cost(), cost, feasible)
+
+    def restore_adaptation_start(self) -> bool:
+        """Put the episode in the yardstick's start: the state at the first strike with the
+        parked vehicles back on the road (the scoring probes continue from it)."""
+        if self._snapshot is None:
+            return False
+        self.sim = yardstick_start(self._snapshot, self._yardstick_schedule())
+        self._unpause()
+        self._cache.pop("mask", None)  # the mask belongs to the state replaced
+        return True
+
+    def _metrics(self) -> dict[str, Any]:
+        metrics = super()._metrics()
+        metrics["adaptation_trivial_cost"] = self._trivial_adaptation_cost()
+        return metrics

@@ -19,7 +19,8 @@ machine: an agent that follows the oracle's plan scores adaptation 1 exactly.
 The adaptation yardstick (:func:`adaptation_yardstick`) is the better of that re-solve and
 keeping the plan being followed when the first disruption struck, both simulated from that
 same state facing the same disruptions: re-planning is never scored against a yardstick worse
-than not re-planning.
+than not re-planning. Realm-P4's adaptation metric now uses a larger portfolio, of which both
+are members (:mod:`crab_gym.envs.realm.ridesharing.adaptation`, issue 36).
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from crab_gym.envs.realm.common.references import Reference, shipped_records, stored_reference
+from crab_gym.envs.realm.ridesharing.adaptation import portfolio_yardstick, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.best_known import SEARCH, best_known, solo_plan
 from crab_gym.envs.realm.ridesharing.model import INSTANCE_DIRS, P3Instance
 from crab_gym.envs.realm.ridesharing.oracle import p3_record, solve_p3
-from crab_gym.envs.realm.ridesharing.oracle_disruptions import RESOLVE_TIME_GUARD, adaptation_yardstick
+from crab_gym.envs.realm.ridesharing.oracle_disruptions import RESOLVE_TIME_GUARD
 
 #: Deterministic search settings for on-demand references (solutions, wall-clock guard in s).
 ON_DEMAND_SOLUTION_LIMIT = 300
@@ -147,21 +148,23 @@ def p4_reference(instance: P3Instance, schedule: Sequence[Any] | None = None) ->
 def adaptation_reference(
     snapshot: Any, schedule: Sequence[Any], keep: dict[int, list[int]] | None = None
 ) -> dict[str, Any]:
-    """The adaptation yardstick from an episode's state at its first disruption: the better
-    of the adaptive oracle's re-solve and keeping ``keep``, the rest of the plan the episode
-    was following then (a submitted plan), both simulated from that state
-    (:func:`~crab_gym.envs.realm.ridesharing.oracle_disruptions.adaptation_yardstick`).
+    """The adaptation yardstick from an episode's state at its first disruption, with its
+    parked vehicles back on the road (:func:`~crab_gym.envs.realm.ridesharing.adaptation.yardstick_start`):
+    the best continuation of a portfolio that never foresees a disruption -- keeping ``keep``,
+    the rest of the plan the episode was following then (a submitted plan), the adaptive
+    oracle, the greedy rule, seeded random continuations
+    (:func:`~crab_gym.envs.realm.ridesharing.adaptation.portfolio_yardstick`) -- and
+    ``trivial``, the cost of serving nobody new from that state (the score's 0).
 
     ``snapshot`` is a :class:`~crab_gym.envs.realm.ridesharing.sim.RideSim` copy; ``schedule``
     the disruptions still to come after it (as scheduled or injected). Kept in memory (it
     depends on the episode's own state, so it is rarely met again).
     """
-    sim = snapshot.copy()
-    sim.pending = sorted(schedule, key=lambda d: d.start)
+    sim = yardstick_start(snapshot, schedule)
     state = json.dumps(
         {
             "routes": [[(x.stop, x.depart, x.service) for x in v.route] for v in sim.vehicles],
-            "parked": [v.parked for v in sim.vehicles],
+            "free": [v.free for v in sim.vehicles],
             "applied": [json.loads(d.model_dump_json()) for d in sim.applied],
             "pending": [json.loads(d.model_dump_json()) for d in sim.pending],
             "keep": None if keep is None else sorted((int(k), list(v)) for k, v in keep.items()),
@@ -171,9 +174,9 @@ def adaptation_reference(
     key = "adapt-" + sim.inst.fingerprint() + "-" + hashlib.sha256(state.encode()).hexdigest()[:16]
     if key in _ADAPTATIONS:
         return _ADAPTATIONS[key]
-    res, which = adaptation_yardstick(sim, keep)
+    res, which = portfolio_yardstick(sim, keep)
     out = {"value": res.cost, "plan": res.plan["assignments"], "feasible": res.feasible,
-           "resolves": res.detail["resolves"], "policy": which}
+           "resolves": res.detail.get("resolves", []), "policy": which, "trivial": trivial_cost(sim)}
     if len(_ADAPTATIONS) > 10_000:
         _ADAPTATIONS.clear()
     _ADAPTATIONS[key] = out

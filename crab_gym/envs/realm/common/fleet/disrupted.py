@@ -133,10 +133,15 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
         being followed then)."""
         raise NotImplementedError
 
+    def _adaptation_score(self, yardstick: float, cost: float, feasible: bool) -> float | None:
+        """The adaptation of a plan of ``cost`` against the ``yardstick`` (a family may
+        measure only the avoidable part; by default ``yardstick / cost``, 0 if infeasible)."""
+        return optimality_ratio(yardstick, cost, feasible)
+
     def _metrics(self) -> dict[str, Any]:
         metrics = super()._metrics()  # type: ignore[misc]
         feasible, cost = self._plan_feasible(), metrics["cost"]
-        adaptation, yardstick = self._measure_adaptation(lambda value: optimality_ratio(value, cost, feasible))
+        adaptation, yardstick = self._measure_adaptation(lambda value: self._adaptation_score(value, cost, feasible))
         metrics.update(adaptation=adaptation, adaptation_reference_cost=yardstick,
                        disruptions_applied=len(self.sim.applied))
         return metrics
