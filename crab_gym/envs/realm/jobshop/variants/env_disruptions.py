@@ -27,7 +27,11 @@ from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, Reference, optimality_ratio
 from crab_gym.envs.realm.jobshop.variants.env import HORIZON, ShopEnv
-from crab_gym.envs.realm.jobshop.variants.heuristics import best_rule_continuation, gap_filling_continuation
+from crab_gym.envs.realm.jobshop.variants.heuristics import (
+    GapFillQueue,
+    best_rule_continuation,
+    gap_filling_continuation,
+)
 from crab_gym.envs.realm.jobshop.variants.model import (
     KINDS,
     Disruption,
@@ -323,7 +327,9 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
             return NOT_APPLICABLE
         planner = cp_planner(adaptation_budget(start.instance), deterministic=True)
         runs = [adaptive_makespan(start.instance, planner, start)[0], adaptive_makespan(start.instance, greedy_plan, start)[0],
-                best_rule_continuation(start, self._obs_proc), gap_filling_continuation(start)]
+                best_rule_continuation(start, self._obs_proc)]
+        if start.instance.n_ops <= GapFillQueue.max_ops:  # beyond, it is the earliest-start rule, already run
+            runs.append(gap_filling_continuation(start))
         return float(min(runs))
 
 

@@ -12,6 +12,7 @@ greedy re-planner.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -143,18 +144,25 @@ class GapFillQueue:
 
     #: CP-SAT's deterministic time per solve
     time_limit = 0.5
+    #: Beyond this many operations CP-SAT does not get past loading the model in its budget
+    #: (J2 large: 10,000), so the earliest-start rule stands in without trying
+    max_ops = 5000
 
     def __init__(self) -> None:
-        self._queue: list[int] = []
+        self._queue: deque[int] = deque()
         self._struck = -1
 
     def next_job(self, sim: ShopSim) -> int:
-        if len(sim.applied) != self._struck or not self._queue:
+        """The next job to dispatch: solved once per strike (where CP-SAT found no schedule
+        in its budget, as on 200 x 50 shops, the earliest-start rule stands in)."""
+        if len(sim.applied) != self._struck:
             self._struck = len(sim.applied)
-            self._queue = [j for _, j, _ in schedule_from(sim.instance, sim.plan_state(), time_limit=self.time_limit)]
+            schedule = [] if sim.instance.n_ops > self.max_ops else schedule_from(
+                sim.instance, sim.plan_state(), time_limit=self.time_limit)
+            self._queue = deque(j for _, j, _ in schedule)
         while self._queue and not sim.can_dispatch(self._queue[0]):
-            self._queue.pop(0)
-        return self._queue.pop(0) if self._queue else next(j for j in range(sim.n_jobs) if sim.can_dispatch(j))
+            self._queue.popleft()
+        return self._queue.popleft() if self._queue else earliest_start_job(sim)
 
 
 def gap_filling_continuation(start: ShopSim) -> int:
