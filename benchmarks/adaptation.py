@@ -6,8 +6,8 @@ does not rank anything).
 The plans are played by :mod:`crab_gym.envs.scoring_check` (``play``, ``submit``), the same
 ones the scoring tests play; the deferred re-solve runs through ``finish_metrics``.
 
-Usage: python benchmarks/adaptation.py [ids...] [--random 2] [--workers 2]
-(prints a Markdown table; default ids: P4 P7 P8 P9 P10)
+Usage: python benchmarks/adaptation.py [ids...] [--random 2] [--workers 2] [--sizes small medium]
+(prints a Markdown table; default ids: every REALM id whose problem has disruptions)
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ import gymnasium as gym
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.envs.realm.index import problem_specs
 from crab_gym.envs.scoring_check import greedy_factory, play, shipped_instances, submit
 
-IDS = ("Realm-P4-v0", "Realm-P7-v0", "Realm-P8-v0", "Realm-P9-v0", "Realm-P10-v0")
+IDS = tuple(spec.env_id for spec in problem_specs() if spec.disruptions)
 ROLES = ("random", "greedy", "oracle")
 
 
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("ids", nargs="*", default=list(IDS))
     parser.add_argument("--random", type=int, default=2, help="random episodes per instance")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sizes", nargs="*", default=None, help="only instances of these size classes")
     args = parser.parse_args(argv)
     print("| id | random | greedy | oracle | random >= 0.99 |")
     print("|---|---|---|---|---|")
@@ -74,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
         for env_id in args.ids:
             env_id = env_id if env_id.startswith("Realm-") else f"Realm-{env_id}-v0"
             start = time.perf_counter()
-            jobs: list[Any] = [(env_id, name, args.random) for name in shipped_instances(env_id)]
+            names = [n for n in shipped_instances(env_id) if not args.sizes or any(z in n for z in args.sizes)]
+            jobs: list[Any] = [(env_id, name, args.random) for name in names]
             rows = list(pool.map(instance_adaptation, jobs))
             print("| " + " | ".join(summary(env_id, rows)) + f" |  <!-- {time.perf_counter() - start:.0f} s -->",
                   flush=True)
