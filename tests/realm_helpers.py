@@ -3,6 +3,11 @@ rolling a policy out, random masked play and comparing the env's metrics with th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -48,3 +53,17 @@ def random_masked(env, seed):
         return base.codec.flat_to_call(int(rng.choice(legal)))
 
     return policy
+
+
+@contextmanager
+def own_json_cache(monkeypatch: Any, folder: Path, *caches: Any) -> Iterator[Path]:
+    """A cache folder of one test alone (``CRAB_GYM_CACHE_DIR``) and empty memory tables of
+    ``caches`` (JsonCache objects) before and after it."""
+    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(folder))
+    for cache in caches:
+        cache.clear_memory()
+    try:
+        yield folder
+    finally:
+        for cache in caches:
+            cache.clear_memory()

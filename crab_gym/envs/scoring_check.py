@@ -519,20 +519,20 @@ def check_discrimination(report: ScoringReport, margin: float) -> None:
 
 
 # ====================================================================== the check
-def _problem(env_id: str) -> str:
+def problem_of(env_id: str) -> str:
     """``"P7"`` from ``"Realm-P7-v0"``."""
     return env_id.split(":")[-1].split("-")[1]
 
 
 def shipped_instances(env_id: str) -> list[str]:
     """The names of the id's shipped instances."""
-    return list(list_instances(_problem(env_id)))
+    return list(list_instances(problem_of(env_id)))
 
 
 def generated_instances(env_id: str, count: int, seed: int = 1000) -> list[Any]:
     """``count`` small instances from the problem's seeded generator (their references are
     solved once and cached, as for any generated instance)."""
-    problem = _problem(env_id)
+    problem = problem_of(env_id)
     return [generate_instance(problem, size="small", seed=seed + k) for k in range(count)]
 
 

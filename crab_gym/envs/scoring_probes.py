@@ -39,16 +39,13 @@ from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec, load_entry_point
 from crab_gym.envs.realm.index import problem_spec
-from crab_gym.envs.scoring_check import EPS, ScoringReport, play, shipped_instances, step_cap
+from crab_gym.envs.scoring_check import EPS, ScoringReport, play, problem_of, shipped_instances, step_cap
 
 #: How much higher a hold-back agent's mean adaptation may be than honest play's.
 HOLD_BACK_MARGIN = 0.02
 
-Factory = Callable[[gym.Env], Any]
-
-
 def _spec(env_id: str) -> ProblemSpec:
-    return problem_spec(env_id.split(":")[-1].split("-")[1])
+    return problem_spec(problem_of(env_id))
 
 
 def _mean(values: Sequence[Any]) -> float | None:

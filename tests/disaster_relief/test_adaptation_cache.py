@@ -16,15 +16,14 @@ from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
 from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
 from crab_gym.envs.realm.disaster_relief.model import WeatherEvent
 from crab_gym.envs.realm.disaster_relief.sim import ReliefSim
+from tests.realm_helpers import own_json_cache
 
 
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     """A cache folder of this test alone, and an empty memory table."""
-    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
-    CACHE.clear_memory()
-    yield tmp_path
-    CACHE.clear_memory()
+    with own_json_cache(monkeypatch, tmp_path, CACHE) as folder:
+        yield folder
 
 
 def snapshot(instance: str = "p7_small_04") -> ReliefSim:

@@ -10,15 +10,14 @@ from crab_gym.envs.realm.wedding import references
 from crab_gym.envs.realm.wedding.env_disruptions import WeddingDisruptionEnv
 from crab_gym.envs.realm.wedding.heuristics import greedy_action
 from crab_gym.envs.realm.wedding.references import ADAPTATION_CACHE, adaptation_key, adaptation_value
+from tests.realm_helpers import own_json_cache
 
 
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     """A cache folder of this test alone, and an empty memory table."""
-    monkeypatch.setenv("CRAB_GYM_CACHE_DIR", str(tmp_path))
-    ADAPTATION_CACHE.clear_memory()
-    yield tmp_path
-    ADAPTATION_CACHE.clear_memory()
+    with own_json_cache(monkeypatch, tmp_path, ADAPTATION_CACHE) as folder:
+        yield folder
 
 
 def greedy_metrics(name: str = "p8_small_02") -> tuple[WeddingDisruptionEnv, dict]:

@@ -318,10 +318,12 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
     def _resolve_adaptation(self) -> float:
         """The best of CP-SAT re-planning at every strike and of the dispatching rules, each
         continuing from the shop as it stood at the first strike's time (never from the
-        agent's placements beyond it, which a held-back job could make all of them). A re-solved plan keeps the placed
-        operations first on each machine, while a dispatch may fill an idle gap before them:
-        without the rules, a dispatching agent could beat the yardstick (the audit found
-        29 of 160 such episodes) and score adaptation 1.0 however it re-planned."""
+        agent's placements beyond it, which a held-back job could make all of them); plus the
+        greedy re-planner and gap filling, which the scoring probes found beating the rest. A
+        re-solved plan keeps the placed operations first on each machine, while a dispatch
+        may fill an idle gap before them: without the rules, a dispatching agent could beat
+        the yardstick (the audit found 29 of 160 such episodes) and score 1.0 however it
+        re-planned."""
         start = self._yardstick_start()
         if start is None:
             return NOT_APPLICABLE

@@ -90,21 +90,24 @@ SPT, LPT, MWKR, MOR, FIFO = (RULES[k] for k in ("SPT", "LPT", "MWKR", "MOR", "FI
 
 
 def best_rule_continuation(start: ShopSim, processing_time: np.ndarray) -> int:
-    """The least makespan the dispatching rules and the earliest-start rule reach, each dispatching on its own copy of
-    ``start`` to the end (the disruptions still to come striking as it goes), reading the
-    arrays the env observes (``processing_time``: the env's, padded as observed)."""
-    best = None
-    for rule in RULES.values():
-        sim = start.copy()
-        while not sim.complete:
-            obs = {"done": sim.done, "processing_time": processing_time, "lower_bound": sim.lower_bound,
-                   "action_mask": sim.mask}
-            sim.dispatch(rule.select(obs))
-        best = sim.makespan if best is None else min(best, sim.makespan)
+    """The least makespan the dispatching rules and the earliest-start rule reach, each
+    dispatching on its own copy of ``start`` to the end (:func:`dispatched_to_end`), the rules
+    reading the arrays the env observes (``processing_time``: the env's, padded as observed)."""
+    def observed(sim: ShopSim) -> dict[str, np.ndarray]:
+        return {"done": sim.done, "processing_time": processing_time, "lower_bound": sim.lower_bound,
+                "action_mask": sim.mask}
+
+    runs = [dispatched_to_end(start, lambda sim, rule=rule: rule.select(observed(sim))) for rule in RULES.values()]
+    return min(*runs, dispatched_to_end(start, earliest_start_job))
+
+
+def dispatched_to_end(start: ShopSim, choose: Callable[[ShopSim], int]) -> int:
+    """The makespan of dispatching ``choose(sim)`` on a copy of ``start`` until every
+    operation is placed (the disruptions still to come striking as it goes)."""
     sim = start.copy()
     while not sim.complete:
-        sim.dispatch(earliest_start_job(sim))
-    return int(min(best, sim.makespan))
+        sim.dispatch(choose(sim))
+    return int(sim.makespan)
 
 
 def earliest_start_job(sim: ShopSim) -> int:
@@ -168,10 +171,7 @@ class GapFillQueue:
 def gap_filling_continuation(start: ShopSim) -> int:
     """The makespan the gap-filling re-planner reaches dispatching on a copy of ``start`` to
     the end (the disruptions still to come striking as it goes)."""
-    sim, queue = start.copy(), GapFillQueue()
-    while not sim.complete:
-        sim.dispatch(queue.next_job(sim))
-    return int(sim.makespan)
+    return dispatched_to_end(start, GapFillQueue().next_job)
 
 
 class GapFillingReplanner(FittedPolicy):

@@ -251,8 +251,7 @@ class ShopSim:
     def settle(self) -> None:
         """Let the disruptions whose start the clock has reached strike (after an injection)."""
         if self._pending and not self.complete:
-            while self._pending and self._pending[0][0] <= self.now:
-                self._strike()
+            self._strike_due()
         elif self._pending:
             self._advance()
 
@@ -310,6 +309,16 @@ class ShopSim:
             self.m_ends[mc] = [x[1] for x in items]
             self.m_ops[mc] = [x[2] for x in items]
 
+    def _machine_ends(self) -> list[int]:
+        """Each machine's end of its last placed operation (down-times not counted)."""
+        return [max((e for e, op in zip(self.m_ends[mc], self.m_ops[mc]) if op[0] >= 0), default=0)
+                for mc in range(self.n_machines)]
+
+    def _strike_due(self) -> None:
+        """Let every disruption whose start the clock has reached strike."""
+        while self._pending and self._pending[0][0] <= self.now:
+            self._strike()
+
     def _replace(self, moved: list[tuple[int, int, int]], a: int) -> None:
         """Re-place the operations ``moved`` (``(old start, job, op)``) at a strike at ``a``:
         in their old machine and job order, each at its old start or later (right shift
@@ -317,8 +326,7 @@ class ShopSim:
         windows. Nothing moves into the past."""
         moving = {(j, k) for _, j, k in moved}
         self._rebuild_machines(moving)
-        free = [max((e for e, op in zip(self.m_ends[mc], self.m_ops[mc]) if op[0] >= 0), default=0)
-                for mc in range(self.n_machines)]
+        free = self._machine_ends()
         moved.sort(key=lambda x: (x[0], x[0] + self._dur[x[1]][x[2]], x[1], x[2]))
         for old, j, k in moved:
             mc, p = self._mach[j][k], self._dur[j][k]
@@ -359,11 +367,12 @@ class ShopSim:
         other = self.copy()
         other.keep_first_strike = False
         other._unplace_from(t)
-        while other._pending and other._pending[0][0] <= other.now:  # those striking with it
-            other._strike()
+        other._strike_due()  # those striking with the first
         return other
 
     def _unplace_from(self, t: int) -> None:
+        """Unplace every operation that starts at ``t`` or later (each job keeps the prefix
+        of its chain that started before ``t``) and set the clock to ``t``."""
         for j in range(self.n_jobs):
             count = 0
             while count < self.next_op[j] and self.start[j][count] < t:
@@ -378,8 +387,7 @@ class ShopSim:
             self.mask[j] = 1 if count < L else 0
             self._open_ready[j] = INF if count == L else 0
         self._rebuild_machines({(j, k) for j in range(self.n_jobs) for k in range(self.next_op[j], self.length[j])})
-        free = [max((e for e, op in zip(self.m_ends[mc], self.m_ops[mc]) if op[0] >= 0), default=0)
-                for mc in range(self.n_machines)]
+        free = self._machine_ends()
         self.n_scheduled = sum(self.next_op)
         self.jobs_done = sum(n == L for n, L in zip(self.next_op, self.length))
         self.now = int(t)
@@ -508,8 +516,7 @@ class ShopSim:
             placed += 1
         if cut < INF:
             self.now = max(self.now, int(cut))
-            while self._pending and self._pending[0][0] <= self.now:
-                self._strike()
+            self._strike_due()
         if self.complete and (self._pending or self.track_clock):
             self._advance()
         return len(order) - placed
