@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+#: The labels that place an episode in a benchmark: its split, its instance and that one's size.
+CASE_LABELS = ("split", "instance", "size")
+
 #: Tolerance for "every sub-goal passed" / "every constraint holds" (shares are ratios).
 _FULL = 1.0 - 1e-9
 
@@ -40,6 +43,11 @@ class EpisodeSpec:
         seed: the reset seed (and the policy's per-episode seed).
         max_steps: the step cap of the episode.
         policy_kwargs: keyword arguments of the policy factory (none for the named baselines).
+        split: the instance split the episode belongs to (``"test"``, ``"dev"``, a folder), or
+            None for a run that named no split.
+        instance: the instance's name (a shipped name or a file's stem), or None (the env's
+            default instance, or one drawn by ``generator=``).
+        size: the instance's size class (``"small"``, ``"15x15"``), for the per-size breakdown.
     """
 
     env_id: str
@@ -49,6 +57,9 @@ class EpisodeSpec:
     seed: int
     max_steps: int
     policy_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    split: str | None = None
+    instance: str | None = None
+    size: str | None = None
 
     @property
     def key(self) -> str:
@@ -57,15 +68,19 @@ class EpisodeSpec:
 
     @property
     def sort_key(self) -> tuple[Any, ...]:
-        """Report order: by env, kwargs, policy and index; never by completion order."""
-        return (_natural(self.env_id), canonical_json(self.env_kwargs), self.policy,
-                canonical_json(self.policy_kwargs), self.index, self.seed, self.max_steps)
+        """Report order: by env, split, policy, instance and index; never by completion order."""
+        return (_natural(self.env_id), self.split or "", self.policy, _natural(self.instance or ""),
+                canonical_json(self.env_kwargs), canonical_json(self.policy_kwargs), self.index, self.seed,
+                self.max_steps)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-able form sent to workers."""
-        return {"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs), "policy": self.policy,
-                "index": self.index, "seed": self.seed, "max_steps": self.max_steps,
-                "policy_kwargs": dict(self.policy_kwargs)}
+        """The JSON-able form sent to workers. The case labels (split, instance, size) are left
+        out while None, so that episodes stored before they existed keep their keys."""
+        out = {"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs), "policy": self.policy,
+               "index": self.index, "seed": self.seed, "max_steps": self.max_steps,
+               "policy_kwargs": dict(self.policy_kwargs)}
+        out.update({label: getattr(self, label) for label in CASE_LABELS if getattr(self, label) is not None})
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeSpec:
@@ -101,18 +116,23 @@ class EpisodeResult:
     max_steps: int | None = None
     policy_kwargs: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
+    split: str | None = None
+    instance: str | None = None
+    size: str | None = None
 
     @classmethod
     def for_spec(cls, spec: EpisodeSpec) -> EpisodeResult:
         """An empty tally for ``spec`` (filled in as the episode runs)."""
         return cls(env_id=spec.env_id, env_kwargs=dict(spec.env_kwargs), policy=spec.policy, seed=spec.seed,
-                   index=spec.index, max_steps=spec.max_steps, policy_kwargs=dict(spec.policy_kwargs))
+                   index=spec.index, max_steps=spec.max_steps, policy_kwargs=dict(spec.policy_kwargs),
+                   split=spec.split, instance=spec.instance, size=spec.size)
 
     @property
     def spec(self) -> EpisodeSpec:
         """The spec this result answers (what resume matches on)."""
         return EpisodeSpec(self.env_id, self.env_kwargs, self.policy, self.index, self.seed,
-                           self.max_steps if self.max_steps is not None else 0, self.policy_kwargs)
+                           self.max_steps if self.max_steps is not None else 0, self.policy_kwargs,
+                           self.split, self.instance, self.size)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
