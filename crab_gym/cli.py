@@ -30,12 +30,13 @@ import gymnasium as gym
 from crab_gym._optional import MissingExtraError
 from crab_gym.baselines.llm_agent import MODEL_ENV
 from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, policy_specs
-from crab_gym.core.benchmark import Benchmark
+from crab_gym.core.benchmark import Benchmark, EnvCase
 from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
 from crab_gym.core.keywords import did_you_mean
 from crab_gym.core.llm_report import Prices
 from crab_gym.core.ray_executor import RAY_MISSING
 from crab_gym.core.report import BenchmarkReport
+from crab_gym.datasets.splits import SplitError, select, split_instances, split_names
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
 from crab_gym.mcp.cli import add_mcp_parser
@@ -78,6 +79,8 @@ def _message(exc: BaseException) -> str:
 
 # ====================================================================== list
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.splits:
+        return _list_splits()
     print("envs:")
     for spec in env_specs():
         print(f"  {spec.id:24s} {spec.entry_point}")
@@ -85,6 +88,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name, pol in policy_specs().items():
         fits = "any env" if pol.env_ids is None else ", ".join(pol.env_ids)
         print(f"  {name:20s} {pol.description} [{fits}]")
+    return 0
+
+
+def _list_splits() -> int:
+    """Each REALM id's splits with their sizes (``crab-gym run --split NAME``)."""
+    for spec in env_specs():
+        names = split_names(spec.id)
+        if names:
+            counts = ", ".join(f"{name} {len(split_instances(spec.id, name))}" for name in names)
+            print(f"{spec.id:16s} {counts}")
+    print("\n(a folder of instance files is a split too: crab-gym run --env ID --split DIR)")
     return 0
 
 
@@ -186,11 +200,23 @@ def _check_fit(env_ids: Sequence[str], policies: Sequence[str], specs: dict[str,
     raise UsageError(f"{'; '.join(problems)}; {what}: {', '.join(fit_all) or 'none'}; {hint}")
 
 
-def _preflight(env_ids: Sequence[str], kwargs: dict[str, Any], policies: dict[str, NamedPolicy]) -> None:
-    """Make each env once and build each policy on it, so that a bad instance name, a wrong
-    keyword or an unconfigured policy is a one-line error before any episode runs."""
-    shown = f" with --env-kwargs {json.dumps(kwargs)}" if kwargs else ""
-    for env_id in env_ids:
+def _cases(args: argparse.Namespace, kwargs: dict[str, Any]) -> list[EnvCase]:
+    """The run's env x instance cases: --split, --instances, --sizes, else each REALM id's quick split."""
+    try:
+        return select(args.env, split=args.split, instances=args.instances, sizes=args.sizes, env_kwargs=kwargs)
+    except SplitError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _preflight(cases: Sequence[EnvCase], policies: dict[str, NamedPolicy]) -> None:
+    """Make each env once (on its first case's instance) and build each policy on it, so that a
+    wrong keyword or an unconfigured policy is a one-line error before any episode runs."""
+    firsts: dict[str, EnvCase] = {}
+    for case in cases:
+        firsts.setdefault(case.env_id, case)
+    for env_id, case in firsts.items():
+        kwargs = dict(case.kwargs)
+        shown = f" with {json.dumps(kwargs)}" if kwargs else ""
         try:
             env = gym.make(env_id, **kwargs)
         except USER_ERRORS as exc:
@@ -294,10 +320,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     backend = _backend(args, specs)
     prices = _prices(args)
     policies = _run_policies(args, specs, _policy_options(args, specs, backend))
-    _preflight(args.env, kwargs, policies)
+    cases = _cases(args, kwargs)
+    _preflight(cases, policies)
 
     bench = Benchmark(
-        [(env_id, kwargs) for env_id in args.env],
+        cases,
         seeds=range(args.seed, args.seed + args.episodes),
         max_steps=args.max_steps,
         workers=args.workers,
@@ -403,6 +430,8 @@ def _add_list_parser(sub: Any) -> None:
         "list", help="list the env ids and baseline policies", description="List the env ids and the named "
         "baseline policies, with the envs each policy fits."
     )
+    p_list.add_argument("--splits", action="store_true",
+                        help="list each REALM env's instance splits and their sizes instead")
     p_list.set_defaults(func=cmd_list)
 
 
@@ -437,8 +466,16 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
         "--policy", nargs="+", default=None, metavar="NAME",
         help="policy names; each must fit every --env (`crab-gym list` shows which fit; default: random oracle)",
     )
+    p_run.add_argument("--split", default=None, metavar="NAME|DIR",
+                       help="the instances to play: a split of each env (dev, test, quick, a size class such as "
+                            "small, all; P11 also ft, la, ta, ...: `crab-gym list --splits`) or a folder of "
+                            "instance files (default: quick, a few dev instances per REALM env)")
+    p_run.add_argument("--instances", nargs="+", default=None, metavar="NAME",
+                       help="play these instances (shipped names or files) instead of a split")
+    p_run.add_argument("--sizes", nargs="+", default=None, metavar="SIZE",
+                       help="keep the instances of these size classes (small medium large; P11: 15x15 ...)")
     p_run.add_argument("--episodes", type=_positive_int, default=3, metavar="N",
-                       help="episodes per env and policy, one per seed (default: %(default)s)")
+                       help="episodes per instance, env and policy, one per seed (default: %(default)s)")
     p_run.add_argument("--seed", type=_seed, default=0,
                        help="seed of the first episode; episode i uses seed+i (default: %(default)s)")
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",

@@ -146,12 +146,12 @@ def test_reusing_out_with_other_arguments_is_refused_and_more_seeds_extend_it(ca
     before = (tmp_path / "episodes.jsonl").read_text()
     code, out, err = run_cli(capsys, *[a if a != "spt" else "mwkr" for a in P11], "--episodes", "1",
                              "--out", str(tmp_path), "--seed", "5")
-    assert_one_line(code, out, err, "holds 1 episode(s) this command would not run",
-                    "Realm-P11-v0 {} x spt, seed 0", "Rerun that run's command to resume it, use another --out")
+    assert_one_line(code, out, err, "holds 3 episode(s) this command would not run",  # the quick split's 3
+                    'Realm-P11-v0 {"instance": "ft06"} x spt, seed 0', "Rerun that run's command to resume it, use another --out")
     assert (tmp_path / "episodes.jsonl").read_text() == before
     code, _, err = run_cli(capsys, "run", "--env", "Realm-P11-v0", "--policy", "spt", "mwkr", "--episodes", "2",
                            "--quiet", "--out", str(tmp_path))
-    assert code == 0 and "resumed 1 of 4 episodes" in err, err
+    assert code == 0 and "resumed 3 of 12 episodes" in err, err
 
 
 def test_a_second_run_into_a_busy_out_is_refused(capsys, tmp_path):

@@ -27,7 +27,7 @@ from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec, canonical_json, episode_success
+from crab_gym.core.episode import EnvCase, EpisodeResult, EpisodeSpec, canonical_json, episode_success
 from crab_gym.core.episode_runner import EpisodeContext, Policy, PolicyFactory
 from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
 from crab_gym.core.executors import check_picklable, make_executor
@@ -49,7 +49,8 @@ class Benchmark:
     """Runs policies over env ids (with kwargs) for seeded episodes.
 
     Args:
-        envs: env ids, or ``(env_id, kwargs)`` pairs.
+        envs: env ids, ``(env_id, kwargs)`` pairs, or :class:`EnvCase` s (an instance of a
+            split, with its labels: ``crab_gym.datasets.splits.select(ids, split="test")``).
         seeds: one episode per seed, per env and policy (episode ``i`` uses ``seeds[i]``).
         max_steps: a step cap per episode (truncation), on top of any registered limit.
         workers: episodes run at the same time (processes, threads or Ray tasks); None: one,
@@ -62,7 +63,7 @@ class Benchmark:
 
     def __init__(
         self,
-        envs: Sequence[str | tuple[str, Mapping[str, Any]]],
+        envs: Sequence[str | tuple[str, Mapping[str, Any]] | EnvCase],
         seeds: Sequence[int] = (0,),
         max_steps: int = 10_000,
         *,
@@ -78,7 +79,7 @@ class Benchmark:
             raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         if address is not None and backend != "ray":
             raise ValueError("address joins a Ray cluster: it needs backend='ray'")
-        self.envs = [(e, {}) if isinstance(e, str) else (e[0], dict(e[1])) for e in envs]
+        self.cases = [_as_case(e) for e in envs]
         self.seeds = list(seeds)
         self.max_steps = max_steps
         self.workers = workers
@@ -90,11 +91,17 @@ class Benchmark:
         """Every episode of the run, in plan order."""
         kwargs = policy_kwargs or {}
         return [
-            EpisodeSpec(env_id, env_kwargs, policy, index, seed, self.max_steps, dict(kwargs.get(policy, {})))
-            for env_id, env_kwargs in self.envs
+            EpisodeSpec(case.env_id, dict(case.kwargs), policy, index, seed, self.max_steps,
+                        dict(kwargs.get(policy, {})), case.split, case.instance, case.size)
+            for case in self.cases
             for policy in policies
             for index, seed in enumerate(self.seeds)
         ]
+
+    @property
+    def envs(self) -> list[tuple[str, dict[str, Any]]]:
+        """The ``(env_id, kwargs)`` of every case, in order."""
+        return [(case.env_id, dict(case.kwargs)) for case in self.cases]
 
     def run(
         self,
@@ -175,6 +182,14 @@ class Benchmark:
         return BenchmarkReport(results, resumed=resumed)
 
 
+def _as_case(env: str | tuple[str, Mapping[str, Any]] | EnvCase) -> EnvCase:
+    if isinstance(env, EnvCase):
+        return env
+    if isinstance(env, str):
+        return EnvCase(env, {})
+    return EnvCase(env[0], dict(env[1]))
+
+
 def _stored_for_plan(store: EpisodeStore, plan: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
     """The stored episodes, refused when some are not in ``plan``: they came from a run with
     other arguments, and a report rebuilt from the file would mix the two runs."""
@@ -200,6 +215,7 @@ __all__ = [
     "WALL_CLOCK_FIELDS",
     "Benchmark",
     "BenchmarkReport",
+    "EnvCase",
     "EpisodeResult",
     "EpisodeSpec",
     "Policy",

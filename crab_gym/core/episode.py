@@ -32,6 +32,19 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
+class EnvCase:
+    """One env a benchmark plays: an id, the keywords of ``gym.make`` (the instance among them)
+    and the labels its episodes carry (the split, the instance's name, its size class).
+    :func:`crab_gym.datasets.splits.select` makes them from a split."""
+
+    env_id: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    split: str | None = None
+    instance: str | None = None
+    size: str | None = None
+
+
+@dataclass(frozen=True)
 class EpisodeSpec:
     """One episode to run: everything a worker needs, and nothing bigger.
 

@@ -34,6 +34,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from crab_gym.envs.realm.common.splits import Splits
+
 #: The roles a spec names, in the order the docs list them.
 ROLES = ("env", "names", "load", "generate", "upstream", "check", "reference", "viewer", "vector_env")
 
@@ -102,6 +104,9 @@ class ProblemSpec:
     #: more re-planners (``module:factory``, ``factory(env) -> policy``) the scoring probes
     #: continue with from a disruption's strike, beside the named heuristics and random play
     probe_replanners: tuple[str, ...] = ()
+    #: the frozen instance splits (dev, test, quick, named sets): what benchmark numbers are
+    #: given on (:mod:`crab_gym.envs.realm.common.splits`); None: the problem declares none
+    splits: Splits | None = field(default=None, compare=False, hash=False)
     docs: str = ""
     tests: str = ""
     version: int = 0

@@ -1,6 +1,7 @@
 """Where the parts of REALM P11 (job-shop scheduling) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
+from crab_gym.envs.realm.common.splits import Splits
 
 #: The dispatching rules, each a policy of its own (``crab-gym run --policy mwkr``); MWKR is
 #: the greedy the scoring check ranks.
@@ -10,6 +11,24 @@ RULES = (
     ("MWKR", "most work remaining"),
     ("MOR", "most operations remaining"),
     ("FIFO", "earliest ready time of the next operation"),
+)
+
+#: P11's splits are the literature's families: Taillard's 80 (15x15 to 100x20) are the test set,
+#: as in the learned-scheduling literature (L2D, ScheduleNet); Fisher-Thompson and Lawrence the dev set.
+_LITERATURE = {
+    "ft": ("ft06", "ft10", "ft20"),
+    "la": tuple(f"la{i:02d}" for i in range(1, 41)),
+    "ta": tuple(f"ta{i:02d}" for i in range(1, 81)),
+    "abz": tuple(f"abz{i}" for i in range(5, 10)),
+    "orb": tuple(f"orb{i:02d}" for i in range(1, 11)),
+    "swv": tuple(f"swv{i:02d}" for i in range(1, 21)),
+    "yn": tuple(f"yn{i}" for i in range(1, 5)),
+}
+P11_SPLITS = Splits(
+    dev=_LITERATURE["ft"] + _LITERATURE["la"], test=_LITERATURE["ta"], quick=("ft06", "la01", "la16"),
+    sets=_LITERATURE,
+    description="the literature's instances: dev = ft06, ft10, ft20 and la01-la40; test = Taillard's ta01-ta80; "
+    "quick = ft06, la01, la16; each family (ft, la, ta, abz, orb, swv, yn) is a split of its own",
 )
 
 P11 = ProblemSpec(
@@ -22,7 +41,7 @@ P11 = ProblemSpec(
                        greedy=name == "MWKR", style="fixed")
         for name, what in RULES
     ),
-    docs="docs/jobshop.md", tests="tests/jobshop",
+    splits=P11_SPLITS, docs="docs/jobshop.md", tests="tests/jobshop",
 )
 
 
@@ -37,7 +56,66 @@ _REPLANNER = NamedHeuristic("j_greedy", "variants.heuristics:GreedyReplanner",
                             "greedy list-scheduling plan (earliest start, most work remaining), re-planned at every strike")
 
 
-def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...], mark: str) -> ProblemSpec:
+_VARIANT_SPLIT_RULE = ("{low}_<size>_<k> comes from the seeded generator (SHIPPED in variants/build.py); in each size "
+                       "class the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev "
+                       "instances of the smaller classes")
+#: J2/J4 large (200 x 50, 10,000 operations): one in dev and one in test, the others only in the
+#: ``large`` split: each episode's adaptation yardstick re-plans them with CP-SAT (~15 s), and the
+#: reference table must regenerate in 15 minutes on two cores.
+_HEAVY_SPLIT_RULE = ("{low}_<size>_<k> comes from the seeded generator (SHIPPED in variants/build.py); small and "
+                     "medium: the 1st, 4th, 7th, ... instance (by k) is dev, the others test; large: {low}_large_00 "
+                     "dev, {low}_large_01 test, the others only in the `large` split (a large episode's adaptation "
+                     "yardstick takes ~15 s); quick: the first dev instances of the smaller classes")
+
+J2_SPLITS = Splits(
+    dev=(
+        "j2_medium_00", "j2_medium_03", "j2_medium_06", "j2_small_00", "j2_small_03",
+        "j2_small_06", "j2_small_09", "j2_large_00",
+    ),
+    test=(
+        "j2_medium_01", "j2_medium_02", "j2_medium_04", "j2_medium_05", "j2_medium_07",
+        "j2_small_01", "j2_small_02", "j2_small_04", "j2_small_05", "j2_small_07", "j2_small_08",
+        "j2_small_10", "j2_small_11", "j2_large_01",
+    ),
+    quick=(
+        "j2_small_00", "j2_medium_00", "j2_small_03",
+    ),
+    description=_HEAVY_SPLIT_RULE.format(low="j2"),
+)
+
+J3_SPLITS = Splits(
+    dev=(
+        "j3_large_00", "j3_large_03", "j3_medium_00", "j3_medium_03", "j3_small_00", "j3_small_03",
+        "j3_small_06",
+    ),
+    test=(
+        "j3_large_01", "j3_large_02", "j3_large_04", "j3_large_05", "j3_medium_01", "j3_medium_02",
+        "j3_medium_04", "j3_medium_05", "j3_small_01", "j3_small_02", "j3_small_04", "j3_small_05",
+        "j3_small_07",
+    ),
+    quick=(
+        "j3_small_00", "j3_medium_00", "j3_small_03",
+    ),
+    description=_VARIANT_SPLIT_RULE.format(low="j3"),
+)
+
+J4_SPLITS = Splits(
+    dev=(
+        "j4_medium_00", "j4_medium_03", "j4_small_00", "j4_small_03", "j4_small_06", "j4_large_00",
+    ),
+    test=(
+        "j4_medium_01", "j4_medium_02", "j4_medium_04", "j4_medium_05", "j4_small_01",
+        "j4_small_02", "j4_small_04", "j4_small_05", "j4_small_07", "j4_large_01",
+    ),
+    quick=(
+        "j4_small_00", "j4_medium_00", "j4_small_03",
+    ),
+    description=_HEAVY_SPLIT_RULE.format(low="j4"),
+)
+
+
+def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...], mark: str,
+             splits: Splits) -> ProblemSpec:
     low = problem.lower()
     return ProblemSpec(
         problem=problem, title=title, package=__package__, env=env, names=f"variants.formats:list_{low}",
@@ -45,17 +123,18 @@ def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...],
         check="variants.checker:check", reference="variants.references:reference", viewer="variants.render:VIEWER",
         upstream=f"variants.formats:convert_{low}", upstream_keys=upstream_keys, upstream_marks=(mark,),
         vector_env=f"variants.vector_env:{problem}VectorEnv", heuristics=(_REPLANNER, *_VARIANT_RULES),
-        disruptions=problem != "J3", docs="docs/jobshop.md", tests="tests/jobshop",
+        disruptions=problem != "J3", splits=splits, docs="docs/jobshop.md", tests="tests/jobshop",
         reference_attack="variants.oracle:attack_reference",
         probe_replanners=("variants.heuristics:EarliestStart", "variants.heuristics:GapFillingReplanner"),
     )
 
 
 J2 = _variant("J2", "job-shop scheduling with a disruption", "variants.env_disruptions:DisruptedShopEnv",
-              ("base_instance", "disruptions"), "base_instance")
+              ("base_instance", "disruptions"), "base_instance", J2_SPLITS)
 J3 = _variant("J3", "job-shop scheduling at 200 x 50, with recirculation", "variants.env:ShopEnv",
-              ("processing_times",), "processing_times")
+              ("processing_times",), "processing_times", J3_SPLITS)
 J4 = _variant("J4", "job-shop scheduling at 200 x 50 with disruptions", "variants.env_disruptions:J4Env",
-              ("processing_times", "disruptions"), "processing_times")
+              ("processing_times", "disruptions"), "processing_times",
+              J4_SPLITS)
 
 SPECS = (P11, J2, J3, J4)

@@ -1,9 +1,27 @@
 """Where the parts of REALM P3 and P4 (urban ride-sharing, without and with disruptions) live."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
+from crab_gym.envs.realm.common.splits import Splits
 
 GREEDY = NamedHeuristic("ridesharing_greedy", "heuristics:greedy_action",
                         "each free vehicle to the legal stop it can serve soonest", style="action")
+
+P3_SPLITS = Splits(
+    dev=(
+        "p3_large_01", "p3_large_04", "p3_medium_01", "p3_medium_04", "p3_medium_07",
+        "p3_small_01", "p3_small_04", "p3_small_07",
+    ),
+    test=(
+        "p3_large_02", "p3_large_03", "p3_large_05", "p3_medium_02", "p3_medium_03",
+        "p3_medium_05", "p3_medium_06", "p3_small_02", "p3_small_03", "p3_small_05", "p3_small_06",
+        "p3_small_08",
+    ),
+    quick=(
+        "p3_small_01", "p3_medium_01", "p3_small_04",
+    ),
+    description=("p3_<size>_<k> is generate_p3(size, seed=k); in each size class"
+                 " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
+)
 
 P3 = ProblemSpec(
     problem="P3", title="urban ride-sharing", package=__package__,
@@ -11,7 +29,24 @@ P3 = ProblemSpec(
     generate="generator:generate_p3", check="check:check", reference="references:p3_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p3", upstream_keys=("city_map", "ride_requests"),
     upstream_marks=("city_map", "ride_requests"),
-    heuristics=(GREEDY,), multiagent=True, docs="docs/ridesharing.md", tests="tests/ridesharing",
+    heuristics=(GREEDY,), multiagent=True, splits=P3_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",
+)
+
+P4_SPLITS = Splits(
+    dev=(
+        "p4_large_01", "p4_large_04", "p4_medium_01", "p4_medium_04", "p4_medium_07",
+        "p4_small_01", "p4_small_04", "p4_small_07",
+    ),
+    test=(
+        "p4_large_02", "p4_large_03", "p4_large_05", "p4_medium_02", "p4_medium_03",
+        "p4_medium_05", "p4_medium_06", "p4_small_02", "p4_small_03", "p4_small_05", "p4_small_06",
+        "p4_small_08",
+    ),
+    quick=(
+        "p4_small_01", "p4_medium_01", "p4_small_04",
+    ),
+    description=("p4_<size>_<k> is generate_p4(size, seed=k); in each size class"
+                 " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
 
 P4 = ProblemSpec(
@@ -20,7 +55,7 @@ P4 = ProblemSpec(
     generate="generator:generate_p4", check="check:check", reference="references:p4_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p4", upstream_keys=("city_map", "ride_requests", "disruptions"),
     upstream_marks=("city_map", "ride_requests"),
-    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/ridesharing.md", tests="tests/ridesharing",
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P4_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",
 )
 
 SPECS = (P3, P4)

@@ -1,9 +1,26 @@
 """Where the parts of REALM P6 and P9 (Thanksgiving dinner, without and with flight delays) live."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
+from crab_gym.envs.realm.common.splits import Splits
 
 GREEDY = NamedHeuristic("thanksgiving_greedy", "heuristics:greedy_action",
                         "fetch the earliest flights first, then cook the longest remaining chain first", style="action")
+
+P6_SPLITS = Splits(
+    dev=(
+        "p6_large_00", "p6_large_03", "p6_medium_00", "p6_medium_03", "p6_medium_06",
+        "p6_small_00", "p6_small_03", "p6_small_06",
+    ),
+    test=(
+        "p6_large_01", "p6_large_02", "p6_large_04", "p6_large_05", "p6_medium_01", "p6_medium_02",
+        "p6_medium_04", "p6_medium_05", "p6_small_01", "p6_small_02", "p6_small_04", "p6_small_05",
+    ),
+    quick=(
+        "p6_small_00", "p6_medium_00", "p6_small_03",
+    ),
+    description=("p6_<size>_<k> is generate_p6(size, seed=k); in each size class"
+                 " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
+)
 
 P6 = ProblemSpec(
     problem="P6", title="Thanksgiving dinner", package=__package__,
@@ -11,7 +28,23 @@ P6 = ProblemSpec(
     generate="generator:generate_p6", check="check:check", reference="references:p6_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members"),
     upstream_marks=("cooking_tasks", "family_members"),
-    heuristics=(GREEDY,), multiagent=True, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
+    heuristics=(GREEDY,), multiagent=True, splits=P6_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
+)
+
+P9_SPLITS = Splits(
+    dev=(
+        "p9_large_00", "p9_large_03", "p9_medium_00", "p9_medium_03", "p9_medium_06",
+        "p9_small_00", "p9_small_03", "p9_small_06",
+    ),
+    test=(
+        "p9_large_01", "p9_large_02", "p9_large_04", "p9_large_05", "p9_medium_01", "p9_medium_02",
+        "p9_medium_04", "p9_medium_05", "p9_small_01", "p9_small_02", "p9_small_04", "p9_small_05",
+    ),
+    quick=(
+        "p9_small_00", "p9_medium_00", "p9_small_03",
+    ),
+    description=("p9_<size>_<k> is generate_p9(size, seed=k); in each size class"
+                 " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
 
 P9 = ProblemSpec(
@@ -20,7 +53,7 @@ P9 = ProblemSpec(
     generate="generator:generate_p9", check="check:check", reference="references:p9_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members", "disruptions"),
     upstream_marks=("cooking_tasks", "family_members"),
-    heuristics=(GREEDY,), multiagent=True, disruptions=True, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
+    heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P9_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
 )
 
 SPECS = (P6, P9)
