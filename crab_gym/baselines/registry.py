@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import require_installed
+from crab_gym.baselines.do_nothing import DoNothingPolicy
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
@@ -120,6 +121,8 @@ def policy_specs() -> dict[str, PolicySpec]:
                    "uniform over the legal actions (action mask), else action_space.sample()"),
         PolicySpec("oracle", lambda env: OraclePolicy(env), tuple(realm_ids()),
                    "submits the reference (OR-Tools / CP-SAT) plan: the yardstick of optimality"),
+        PolicySpec("do_nothing", DoNothingPolicy, tuple(s.env_id for s in problem_specs() if s.idle_plan),
+                   "submits an empty plan or passes: the floor, scoring 0 (not where every move does something)"),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
@@ -128,7 +131,7 @@ def policy_specs() -> dict[str, PolicySpec]:
         PolicySpec("multi-llm", _multi_llm, tuple(multiagent_ids()),
                    "one LLM agent per actor on the multi-agent form (needs the multiagent extra)", io_bound=True),
     ]
-    specs[2:2] = heuristic_specs()
+    specs[3:3] = heuristic_specs()
     return {s.name: s for s in specs}
 
 

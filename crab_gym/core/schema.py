@@ -8,6 +8,7 @@ we inline every reference, drop titles and turn ``const`` into a one-value ``enu
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -53,3 +54,20 @@ def _resolve(ref: str, defs: dict[str, Any]) -> dict[str, Any]:
     if not ref.startswith(prefix) or ref[len(prefix) :] not in defs:
         raise ValueError(f"cannot resolve schema reference {ref!r}")
     return copy.deepcopy(defs[ref[len(prefix) :]])
+
+
+def emptiest_arguments(schema: Mapping[str, Any]) -> Any:
+    """The emptiest value a JSON schema allows: every list empty, every object with its
+    properties emptied (a plan that does nothing)."""
+    kind = schema.get("type")
+    if kind == "array":
+        return []
+    if kind == "object" or "properties" in schema:
+        return {name: emptiest_arguments(sub) for name, sub in schema.get("properties", {}).items()}
+    if "default" in schema:
+        return schema["default"]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if "enum" in schema:
+        return schema["enum"][0]
+    return None

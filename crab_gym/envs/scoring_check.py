@@ -42,6 +42,7 @@ from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode import episode_success
 from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.core.schema import emptiest_arguments
 from crab_gym.datasets import generate_instance, list_instances
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
@@ -235,23 +236,6 @@ def play(env: gym.Env, policy: Callable[[Any, dict], Any], label: str, seed: int
         if terminated or truncated:
             return _outcome(env, label, bool(terminated), total, info, None)
     return _outcome(env, label, False, total, info, None)
-
-
-def emptiest_arguments(schema: Mapping[str, Any]) -> Any:
-    """The emptiest value a JSON schema allows: every list empty, every object with its
-    properties emptied (a plan that does nothing)."""
-    kind = schema.get("type")
-    if kind == "array":
-        return []
-    if kind == "object" or "properties" in schema:
-        return {name: emptiest_arguments(sub) for name, sub in schema.get("properties", {}).items()}
-    if "default" in schema:
-        return schema["default"]
-    if kind in ("integer", "number"):
-        return schema.get("minimum", 0)
-    if "enum" in schema:
-        return schema["enum"][0]
-    return None
 
 
 def _submit_schema(env: gym.Env) -> Mapping[str, Any] | None:

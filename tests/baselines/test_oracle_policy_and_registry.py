@@ -15,7 +15,8 @@ from crab_gym.envs.registration import realm_ids
 HEURISTICS = [
     (env_id, spec.name)
     for spec in policy_specs().values()
-    if spec.env_ids is not None and spec.name != "oracle" and not spec.io_bound  # not multi-llm (a model server)
+    if spec.env_ids is not None and spec.name not in ("oracle", "do_nothing")  # the floor has its own test
+    and not spec.io_bound  # not multi-llm (a model server)
     for env_id in spec.env_ids
 ]
 

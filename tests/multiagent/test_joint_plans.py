@@ -45,7 +45,7 @@ def _kwargs(env_id: str, instance: str, resolve: bool = False) -> dict:
 
 
 def _heuristic(env_id: str) -> str:
-    return next(name for name in policies_for(env_id) if name not in ("random", "oracle", "llm"))
+    return next(name for name in policies_for(env_id) if name not in ("random", "oracle", "do_nothing", "llm"))
 
 
 def _single_episode(env_id: str, kwargs: dict, policy_name: str) -> tuple[list[int], list[float], dict, dict]:

@@ -27,7 +27,7 @@ P1 = ProblemSpec(
     upstream_marks=("distances", "time_windows"),
     heuristics=(NamedHeuristic("p1_insertion", "heuristics:InsertionTourPolicy",
                                "plans a route by cheapest feasible insertion, then visits it stop by stop"),),
-    splits=P1_SPLITS, docs="docs/campus_tour.md", tests="tests/campus_tour",
+    idle_plan=False, splits=P1_SPLITS, docs="docs/campus_tour.md", tests="tests/campus_tour",
 )
 
 SPECS = (P1,)

@@ -98,6 +98,9 @@ class ProblemSpec:
     heuristics: tuple[NamedHeuristic, ...] = ()
     multiagent: bool = False
     disruptions: bool = False
+    #: an empty plan (or every actor passing) is a legal move: the ``do_nothing`` baseline
+    #: applies (False where every move does something: P1's walker, the job shops' dispatches)
+    idle_plan: bool = True
     #: ``attack(instance, reference_plan, seconds) -> (cost, plan)``: the scoring probes'
     #: attempt to beat a reference (a hinted solver run); None: the problem declares none
     reference_attack: str | None = None

@@ -41,7 +41,7 @@ P11 = ProblemSpec(
                        greedy=name == "MWKR", style="fixed")
         for name, what in RULES
     ),
-    splits=P11_SPLITS, docs="docs/jobshop.md", tests="tests/jobshop",
+    idle_plan=False, splits=P11_SPLITS, docs="docs/jobshop.md", tests="tests/jobshop",
 )
 
 
@@ -123,7 +123,7 @@ def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...],
         check="variants.checker:check", reference="variants.references:reference", viewer="variants.render:VIEWER",
         upstream=f"variants.formats:convert_{low}", upstream_keys=upstream_keys, upstream_marks=(mark,),
         vector_env=f"variants.vector_env:{problem}VectorEnv", heuristics=(_REPLANNER, *_VARIANT_RULES),
-        disruptions=problem != "J3", splits=splits, docs="docs/jobshop.md", tests="tests/jobshop",
+        disruptions=problem != "J3", idle_plan=False, splits=splits, docs="docs/jobshop.md", tests="tests/jobshop",
         reference_attack="variants.oracle:attack_reference",
         probe_replanners=("variants.heuristics:EarliestStart", "variants.heuristics:GapFillingReplanner"),
     )
