@@ -59,6 +59,10 @@ class Benchmark:
             ``thread`` (I/O-bound policies such as LLM agents) or ``ray``.
         address: the Ray cluster to join (``"auto"``, ``"ray://host:10001"``); None starts a
             local one.
+        policy_seeds: seeds for some policies instead of ``seeds`` (a deterministic baseline
+            needs one per instance where random play needs five).
+        pairs: ``pairs(env_id, policy) -> bool``: which policies play which envs (None: all);
+            a run over many problems gives each its own heuristics.
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class Benchmark:
         workers: int | None = None,
         backend: str = "auto",
         address: str | None = None,
+        policy_seeds: Mapping[str, Sequence[int]] | None = None,
+        pairs: Callable[[str, str], bool] | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
@@ -85,6 +91,8 @@ class Benchmark:
         self.workers = workers
         self.backend = backend
         self.address = address
+        self.policy_seeds = {name: list(seeds) for name, seeds in (policy_seeds or {}).items()}
+        self.pairs = pairs
 
     def specs(self, policies: Sequence[str], policy_kwargs: Mapping[str, Mapping[str, Any]] | None = None
               ) -> list[EpisodeSpec]:
@@ -95,7 +103,8 @@ class Benchmark:
                         dict(kwargs.get(policy, {})), case.split, case.instance, case.size)
             for case in self.cases
             for policy in policies
-            for index, seed in enumerate(self.seeds)
+            if self.pairs is None or self.pairs(case.env_id, policy)
+            for index, seed in enumerate(self.policy_seeds.get(policy, self.seeds))
         ]
 
     @property

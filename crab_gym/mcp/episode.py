@@ -51,6 +51,8 @@ class EpisodeRequest:
         max_steps: the episode is cut (truncated) after this many calls, as ``--max-steps``.
         agent: the name the episode is recorded under (the report's policy column).
         state_in_replies: an action's reply also gives the new state and legal calls.
+        split, instance, size: the labels the record keeps (the split the client is playing,
+            the instance's name and its size class), as ``crab-gym run --split`` records them.
     """
 
     env_id: str
@@ -59,6 +61,9 @@ class EpisodeRequest:
     max_steps: int = 10_000
     agent: str = "mcp"
     state_in_replies: bool = True
+    split: str | None = None
+    instance: str | None = None
+    size: str | None = None
 
 
 @dataclass
@@ -107,7 +112,8 @@ class McpEpisode:
         self.request = request
         self.env = env
         self.adapter = LLMAdapter(self.env, tools_in_prompt=False)
-        spec = EpisodeSpec(request.env_id, request.env_kwargs, request.agent, index, request.seed, request.max_steps)
+        spec = EpisodeSpec(request.env_id, request.env_kwargs, request.agent, index, request.seed, request.max_steps,
+                           split=request.split, instance=request.instance, size=request.size)
         self.tally = EpisodeResult.for_spec(spec)
         self.done = False
         self.finished = False

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from crab_gym.core.action import Action, ActionArgumentError, action
+from crab_gym.datasets.splits import SplitError, instance_size, realm_spec, split_instances, split_names
 from crab_gym.envs.realm.index import problem_specs
 from crab_gym.envs.registration import env_specs
 from crab_gym.mcp.episode import EpisodeRequest, McpEpisode, ToolError, make_env, record_view
@@ -72,19 +73,25 @@ def list_envs() -> ToolReply:
 
 
 @action
-def list_instances(env_id: str) -> ToolReply:
-    """List the shipped instances of a REALM env (start_episode's instance argument).
+def list_instances(env_id: str, split: str | None = None) -> ToolReply:
+    """List a REALM env's instances (start_episode's instance argument): a split's, or every shipped one.
 
     Args:
         env_id: a REALM env id from list_envs, e.g. Realm-P11-v0.
+        split: a split to list (test, dev, quick, a size class such as small; P11 also ta, la, ...); default: all.
     """
     spec = next((s for s in problem_specs() if s.env_id == env_id), None)
     if spec is None:
         realm = ", ".join(s.env_id for s in problem_specs())
         return failure(f"{env_id!r} is not a REALM env id: instances are listed for {realm}")
-    names = list(spec.part("names")())
-    return ToolReply(f"{env_id} ({spec.title}): {len(names)} shipped instances: " + ", ".join(names),
-                     {"env_id": env_id, "instances": names})
+    try:
+        names = split_instances(env_id, split or "all")
+    except SplitError as exc:
+        return failure(str(exc))
+    splits = split_names(env_id)
+    text = (f"{env_id} ({spec.title}), split {split or 'all'}: {len(names)} instances: " + ", ".join(names)
+            + f"\nSplits: {', '.join(splits)} (start_episode(instance=..., split=...) records the split)")
+    return ToolReply(text, {"env_id": env_id, "split": split or "all", "instances": names, "splits": splits})
 
 
 @action(kept_params=("session",))
@@ -96,6 +103,7 @@ def start_episode(
     max_steps: Annotated[int, Field(ge=1)] = 10_000,
     agent: str = "mcp",
     state_in_replies: bool = True,
+    split: str | None = None,
     session: Any = None,
 ) -> ToolReply:
     """Start an episode in this session (a running one ends first, recorded as truncated); the env's actions become tools.
@@ -108,13 +116,15 @@ def start_episode(
         max_steps: the episode is cut (truncated) after this many action calls.
         agent: the name the episode is recorded under (the report's policy column), e.g. the model's.
         state_in_replies: each action's reply also gives the new state and the legal calls.
+        split: the split this instance is played as part of (list_instances lists a split's), recorded with the episode.
     """
     kwargs = dict(keywords or {})
     if instance is not None:
         if "instance" in kwargs and kwargs["instance"] != instance:
             return failure(f"instance is given twice: {instance!r} and keywords.instance {kwargs['instance']!r}")
         kwargs["instance"] = instance
-    request = EpisodeRequest(env_id, kwargs, seed, max_steps, agent.strip() or "mcp", state_in_replies)
+    labels = _labels(env_id, kwargs.get("instance"), split)
+    request = EpisodeRequest(env_id, kwargs, seed, max_steps, agent.strip() or "mcp", state_in_replies, **labels)
     env = make_env(env_id, kwargs)
     episode = McpEpisode(request, session.recorder.next_index(env_id, kwargs, request.agent), env)
     try:
@@ -131,6 +141,26 @@ def start_episode(
     tools = ", ".join(episode.action_names())
     text += f"\n\n# Tools of this episode\n{tools} (each with its own arguments; or act(name, arguments))"
     return ToolReply(text, data, tools_changed=True)
+
+
+def _labels(env_id: str, instance: Any, split: str | None) -> dict[str, Any]:
+    """The record's labels: the instance (a shipped name), its size, and the split, which must hold it."""
+    if not isinstance(instance, str):
+        if split is not None:
+            raise ToolError(f"split {split!r} needs an instance of it: list_instances(env_id, split) lists them")
+        return {}
+    if split is not None:
+        try:
+            members = split_instances(env_id, split)
+        except SplitError as exc:
+            raise ToolError(str(exc)) from None
+        if instance not in members:
+            raise ToolError(f"instance {instance!r} is not in split {split!r} of {env_id}: list_instances lists its instances")
+    try:
+        size = instance_size(env_id, instance) if realm_spec(env_id) is not None else None
+    except (KeyError, LookupError, ValueError, OSError):  # a bad name: making the env says so
+        size = None
+    return {"split": split, "instance": instance, "size": size}
 
 
 @action(kept_params=("session",))

@@ -132,3 +132,23 @@ def test_an_env_that_raises_ends_the_episode_recorded_with_its_error(tmp_path):
     (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert record["error"] == "RuntimeError: the simulator fell over" and "Traceback" in record["traceback"]
+
+
+def test_a_client_plays_a_split_and_each_record_names_its_instance_and_split(tmp_path):
+    with EpisodeRecorder(tmp_path) as recorder:
+        registry = SessionRegistry(recorder)
+        session = registry.open()
+        listed = tools.call(session, "list_instances", {"env_id": "Realm-P11-v0", "split": "test"})
+        assert listed.data["instances"][:2] == ["ta01", "ta02"] and len(listed.data["instances"]) == 80
+        assert "ta" in listed.data["splits"] and "quick" in listed.data["splits"]
+        refused = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06", "split": "test"})
+        assert refused.error and "'ft06' is not in split 'test'" in refused.text
+        unnamed = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "split": "test"})
+        assert unnamed.error and "needs an instance of it" in unnamed.text
+        assert not tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ta01",
+                                                         "split": "test", "max_steps": 1}).error
+        tools.call(session, "dispatch", {"job": 0})
+        registry.close_all()
+    (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert (record["split"], record["instance"], record["size"]) == ("test", "ta01", "15x15")
