@@ -31,6 +31,7 @@ from crab_gym._optional import MissingExtraError
 from crab_gym.baselines.llm_agent import MODEL_ENV
 from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, policy_specs
 from crab_gym.core.benchmark import Benchmark, EnvCase
+from crab_gym.core.card import TRACKS
 from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
 from crab_gym.core.keywords import did_you_mean
 from crab_gym.core.llm_report import Prices
@@ -40,6 +41,7 @@ from crab_gym.datasets.splits import SplitError, select, split_instances, split_
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
 from crab_gym.mcp.cli import add_mcp_parser
+from crab_gym.run_card import RerunError, read_card, rerun_argv, run_card, write_card
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -309,6 +311,8 @@ def _note(command: str) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.rerun:
+        return _rerun(args)
     kwargs = _check_run_args(args)
     for env_id in args.env:  # "my_module:Realm-P12-v0" may add a family, and with it policies
         _import_env_module(env_id)
@@ -331,6 +335,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         backend=backend,
         address=args.address,
     )
+    card = _card(args, cases, policies, prices)
+    if args.out:  # written first: a killed run's `crab-gym report` still has its card
+        write_card(args.out, card)
     try:
         report = bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"))
     except EpisodeStoreConflict as exc:
@@ -340,11 +347,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial_report", None)
         if partial is not None:
-            partial.prices, partial.baselines = prices, _baselines()
+            partial.prices, partial.baselines, partial.card = prices, _baselines(), card
             _finish(partial, args)
         print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
         return 130
-    report.prices, report.baselines = prices, _baselines()
+    report.prices, report.baselines, report.card = prices, _baselines(), card
     _finish(report, args)
     if report.n_errors:
         tracebacks = (
@@ -358,6 +365,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _card(args: argparse.Namespace, cases: Sequence[EnvCase], policies: dict[str, NamedPolicy],
+          prices: Prices) -> dict[str, Any]:
+    """The run's card (split, instances, seeds, budgets, tracks, model, versions, command)."""
+    models = {name: str(p.options["model"]) for name, p in policies.items() if "model" in p.options}
+    seeds = range(args.seed, args.seed + args.episodes)
+    return run_card(getattr(args, "argv", []), cases, seeds, args.max_steps, list(policies), args.track, models,
+                    prices).to_json()
+
+
+def _rerun(args: argparse.Namespace) -> int:
+    """``--rerun report.json``: run the command on the report's card again."""
+    try:
+        argv = rerun_argv(args.rerun, getattr(args, "argv", []))
+    except RerunError as exc:
+        raise UsageError(str(exc)) from None
+    again = build_parser().parse_args(argv)
+    again.argv = argv
+    print(f"crab-gym run: rerunning `crab-gym {' '.join(argv)}`", file=sys.stderr)
+    return cmd_run(again)
 
 
 # ====================================================================== report
@@ -377,7 +405,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in store.notes:
         _note("report")(note)
     args.out = args.dir
-    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines()), args)
+    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines(), card=read_card(args.dir)), args)
     return 0
 
 
@@ -481,6 +509,12 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--max-steps", type=_positive_int, default=10_000, metavar="N",
                        help="cut (truncate) an episode after N steps (multi-llm: rounds); a cut episode has no plan "
                             "and counts 0 on the REALM metrics (default: %(default)s)")
+    p_run.add_argument("--track", choices=TRACKS, default="solver-free",
+                       help="the evaluation track of your policies, on the report's card: may they call a solver "
+                            "(docs/evaluation.md)? The oracle is always solver-allowed (default: %(default)s)")
+    p_run.add_argument("--rerun", default=None, metavar="REPORT",
+                       help="run again the command on the card of REPORT (a report.json or its --out directory); "
+                            "beside it give only --out, --workers, --quiet, --backend, --address")
     p_run.add_argument("--model", nargs="+", default=None, metavar="NAME",
                        help=f"LLM policies: the model(s) to ask; each runs every episode, as policy "
                             f"<policy>:<model> (one report row per model x env; default: ${MODEL_ENV})")
@@ -535,10 +569,12 @@ def _add_report_parser(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (argparse's own exits included)."""
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help (0) or a parse error (2, already printed)
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    args.argv = words  # the command, for the run's card
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crab_gym.core.card import RunCard
 from crab_gym.core.episode import EpisodeResult, canonical_json
 from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
 from crab_gym.core.unfinished import SCORE_METRICS, is_unfinished, measured_metrics, scored_value
@@ -99,6 +100,9 @@ class BenchmarkReport:
     resumed: int = 0
     prices: Prices | None = None
     baselines: frozenset[str] | None = None
+    #: the run's card (:class:`~crab_gym.core.card.RunCard` as JSON): what was run, with what
+    #: budgets and versions, and the command that reruns it; it opens report.md and report.json
+    card: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.results = sorted(self.results, key=lambda r: r.spec.sort_key)
@@ -145,6 +149,7 @@ class BenchmarkReport:
         rows = self.summary()
         if not rows:
             return "(no episodes)\n"
+
         present = {k for row in rows for k in row}
         columns = [c for c in (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS) if c in present]
         if all(row["kwargs"] == "{}" for row in rows):
@@ -162,6 +167,8 @@ class BenchmarkReport:
                     f"- {g['env']}{kwargs} x {g['policy']}: {g['count']} episode(s) (seed {seeds}): "
                     f"{_one_line(g['error'])}"
                 )
+        if self.card:
+            lines += ["", *RunCard.from_json(self.card).markdown(self.spent())]
         if legend:
             lines += ["", "**Columns**", ""]
             lines += [f"- `{c}`: {LEGEND[c]}" for c in columns if c in LEGEND]
@@ -183,7 +190,18 @@ class BenchmarkReport:
             data["llm_columns"] = dict(LLM_LEGEND)
         if self.prices:
             data["prices"] = self.prices.to_json()
+        if self.card:
+            data["card"] = {**self.card, "spent": self.spent()}
         return data
+
+    def spent(self) -> dict[str, Any]:
+        """The budgets the episodes spent: wall time, and an LLM's tokens and requests."""
+        out: dict[str, Any] = {"episodes": len(self.results),
+                               "wall time": f"{sum(r.wall_time_s for r in self.results):.0f} s"}
+        tokens = sum(_tokens(r.usage) for r in self.results if r.usage)
+        if tokens:
+            out["tokens"] = int(tokens)
+        return out
 
     def comparable(self) -> dict[str, Any]:
         """:meth:`to_json` without the wall-clock values: equal for two runs of the same
@@ -284,7 +302,8 @@ def _bars(ax: Any, rows: list[dict[str, Any]], envs: list[str], metric: str) -> 
 
 
 def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
-    """A written report (``report.json``'s content) without :data:`WALL_CLOCK_FIELDS`, at any depth."""
+    """A written report (``report.json``'s content) without :data:`WALL_CLOCK_FIELDS`, at any depth,
+    and without the run's card (the command and date of a run, not what its episodes measured)."""
 
     def strip(value: Any) -> Any:
         if isinstance(value, Mapping):
@@ -293,7 +312,7 @@ def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
             return [strip(v) for v in value]
         return value
 
-    stripped = strip(report_json)
+    stripped = strip({k: v for k, v in report_json.items() if k != "card"})
     stripped["columns"] = {k: v for k, v in report_json.get("columns", {}).items()}  # the legend stays whole
     return stripped
 
