@@ -41,6 +41,7 @@ from crab_gym.datasets.splits import SplitError, select, split_instances, split_
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
 from crab_gym.mcp.cli import add_mcp_parser
+from crab_gym.results.cli import add_results_parser
 from crab_gym.run_card import RerunError, read_card, rerun_argv, run_card, write_card
 
 DEFAULT_ENVS = list(REALM_IDS)
@@ -442,13 +443,14 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``crab-gym`` parser: one sub-command a helper below."""
     parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,serve,mcp}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,score,serve,mcp,results}")
     _add_list_parser(sub)
     _add_run_parser(sub)
     _add_report_parser(sub)
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
     add_serve_parser(sub)
     add_mcp_parser(sub)  # the MCP server; the SDK (the mcp extra) is imported when it runs
+    add_results_parser(sub)  # the reference results table
     return parser
 
 
