@@ -41,7 +41,9 @@ from crab_gym.datasets.splits import SplitError, select, split_instances, split_
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
 from crab_gym.mcp.cli import add_mcp_parser
-from crab_gym.results.cli import add_results_parser
+from crab_gym.results.cli import SPLIT, add_results_parser
+from crab_gym.results.compare import compare, compare_markdown
+from crab_gym.results.table import load_reference
 from crab_gym.run_card import RerunError, read_card, rerun_argv, run_card, write_card
 
 DEFAULT_ENVS = list(REALM_IDS)
@@ -407,7 +409,23 @@ def cmd_report(args: argparse.Namespace) -> int:
         _note("report")(note)
     args.out = args.dir
     _finish(BenchmarkReport(results, prices=prices, baselines=_baselines(), card=read_card(args.dir)), args)
+    if args.compare:
+        _compare(results, args.compare, Path(args.dir))
     return 0
+
+
+def _compare(results: list[Any], against: str, out: Path) -> None:
+    """``--compare reference`` (the shipped table) or ``--compare FILE`` (a results.json)."""
+    try:
+        reference = load_reference(None if against == "reference" else against)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--compare {against}: {_one_line(str(exc))}") from None
+    rows = compare(results, reference)
+    lines = compare_markdown(rows, SPLIT)
+    (out / "compare.json").write_text(json.dumps(rows, indent=2))
+    (out / "compare.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    print(f"wrote {out / 'compare.json'} and {out / 'compare.md'}")
 
 
 # ====================================================================== parser
@@ -564,6 +582,9 @@ def _add_report_parser(sub: Any) -> None:
     )
     p_report.add_argument("dir", metavar="DIR", help="the --out directory of a `crab-gym run`")
     p_report.add_argument("--plot", action="store_true", help="also write DIR/report.png (needs the viz extra)")
+    p_report.add_argument("--compare", default=None, metavar="reference|FILE",
+                          help="compare the run with the shipped reference results (or a results.json), paired "
+                               "by instance, with 95 %% intervals of the differences; writes DIR/compare.md")
     _add_price_options(p_report)
     p_report.set_defaults(func=cmd_report)
 
