@@ -14,6 +14,8 @@ module              its job
 ``oracle_result``   :class:`OracleResult`, the one result type of every family's oracle
 ``oracle_record``   an oracle result as a reference record, solved once and cached
 ``plan_check``      the verdict type of the families' independent plan checkers
+``plan_score``      a whole plan scored: the checker's verdict and the env's metrics
+                    (``crab-gym score``); an episode's plan as a plan file
 ``disruptions``     the disruption protocol that ``DisruptionWrapper`` speaks to
 ``loading``         reading instance files and mappings into validated models
 ``instance_files``  a family's shipped instance files: names, load, from_mapping

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.obfuscation import ObfuscatedEnv
 from crab_gym.envs.realm.common.plan_check import PlanCheck
+from crab_gym.envs.realm.common.plan_score import episode_plan
 from crab_gym.envs.realm.common.references import (
     NOT_APPLICABLE,
     Reference,
@@ -567,6 +569,20 @@ class RealmEnv(CrabEnv):
         if self.checker is None:
             raise NotImplementedError(f"{type(self).__name__} names no checker")
         return self.checker(self.instance, copy.deepcopy(dict(self._solution() if plan is None else plan)))
+
+    def plan_arguments(self) -> dict[str, Any]:
+        """The episode's plan as ``submit_plan`` arguments (``info["solution"]`` without what
+        it reports besides the plan): submitted to a fresh env on the same instance (at its
+        start and again at every pause), it scores what the episode scored."""
+        return episode_plan(self)
+
+    def plan_json(self, path: str | os.PathLike[str] | None = None) -> str:
+        """:meth:`plan_arguments` as JSON text, also written to ``path`` if given: the plan
+        file ``crab-gym score --env ID --instance NAME FILE`` reads."""
+        text = json.dumps(self.plan_arguments())
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
 
     # ------------------------------------------------------------------ multi-agent view
     def joint_pass_call(self) -> dict[str, Any] | None:
