@@ -45,6 +45,7 @@ from crab_gym.results.cli import SPLIT, add_results_parser
 from crab_gym.results.compare import compare, compare_markdown
 from crab_gym.results.table import load_reference
 from crab_gym.run_card import RerunError, read_card, rerun_argv, run_card, write_card
+from crab_gym.score_cli import add_score_parser
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -465,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_list_parser(sub)
     _add_run_parser(sub)
     _add_report_parser(sub)
+    add_score_parser(sub)  # score a plan file: the checker's verdict and the env's metrics
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
     add_serve_parser(sub)
     add_mcp_parser(sub)  # the MCP server; the SDK (the mcp extra) is imported when it runs
