@@ -356,8 +356,10 @@ def _misfit_message(name: str, fits: list[tuple[EnvCase, Any]], misfits: list[tu
     if not fits:
         return text + "; a model plays instances shaped like the ones it was trained on"
     sizes = sorted({c.size for c, _ in fits if c.size})
+    whole_sizes = sizes and all(c.size for c, _ in fits) and not {c.size for c, _ in misfits} & set(sizes)
     names = [c.instance for c, _ in fits if c.instance]
-    hint = f"--sizes {' '.join(sizes)}" if sizes else f"--instances {' '.join(names[:5])}" if names else "other --env"
+    hint = (f"--sizes {' '.join(sizes)}" if whole_sizes else f"--instances {' '.join(names[:5])}" if names
+            else "other --env")
     return text + f"; it fits {', '.join(_case_label(c) for c, _ in fits[:5])}: choose those, e.g. {hint}"
 
 

@@ -195,3 +195,16 @@ def test_a_missing_rl_extra_is_one_line(capsys, monkeypatch, sb3_model):
     code, out, err = run_cli(capsys, "--env", "Realm-P11-v0", "--instances", "ft06", "--policy", f"sb3:{path}")
     assert (code, out) == (2, "")
     assert 'pip install "crab_gym[rl]"' in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_hint_names_instances_when_a_size_class_holds_both_shapes():
+    from crab_gym.baselines.custom_policy import _misfit_message
+    from crab_gym.core.episode import EnvCase
+
+    def case(name: str, size: str) -> EnvCase:
+        return EnvCase("Realm-P4-v0", {"instance": name}, split="quick", instance=name, size=size)
+
+    fits = [(case("p4_small_01", "small"), None)]
+    misfits = [(case("p4_medium_01", "medium"), "why"), (case("p4_small_04", "small"), "why")]
+    assert _misfit_message("sb3:m.zip", fits, misfits).endswith("e.g. --instances p4_small_01")  # --sizes small misfits
+    assert _misfit_message("sb3:m.zip", fits, misfits[:1]).endswith("e.g. --sizes small")
