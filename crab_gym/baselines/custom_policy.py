@@ -5,7 +5,7 @@ The registry's policy names hold no colon; a ``--policy`` name that does is one 
 
 * ``module:factory`` (also ``module:Class`` or ``module:obj.attr``): an importable callable
   ``factory(env) -> policy``, where ``policy(obs, info) -> action`` may have ``reset(env)`` and
-  ``seed(seed)`` (:func:`crab_gym.core.episode_runner._play` calls them), or a policy class built
+  ``seed(seed)`` (the episode runner calls them when present), or a policy class built
   with the env (or with nothing, when its constructor takes no argument). It fits any env,
   unless the callable has an ``env_ids`` attribute listing the ids it fits. A module in the
   current directory is found too, as ``uvicorn module:app`` finds one.
