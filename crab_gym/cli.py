@@ -21,13 +21,14 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from crab_gym._optional import MissingExtraError
+from crab_gym.baselines.custom_policy import SB3_PREFIX, CustomPolicyError, check_cases, custom_specs, is_custom
 from crab_gym.baselines.llm_agent import MODEL_ENV
 from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, policy_specs
 from crab_gym.core.benchmark import Benchmark, EnvCase
@@ -214,6 +215,23 @@ def _cases(args: argparse.Namespace, kwargs: dict[str, Any]) -> list[EnvCase]:
         raise UsageError(str(exc)) from None
 
 
+def _custom_policies(names: Sequence[str]) -> dict[str, Any]:
+    """The specs of the --policy names that are your own (``module:factory``, ``sb3:PATH``),
+    imported or loaded now, so that a wrong name or file is one line before anything runs."""
+    try:
+        return custom_specs(n for n in names if is_custom(n))
+    except CustomPolicyError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_models(cases: Sequence[EnvCase], policies: dict[str, Any]) -> None:
+    """A saved model must fit every instance of the run (its spaces), not just the first."""
+    try:
+        check_cases(cases, policies)
+    except CustomPolicyError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _preflight(cases: Sequence[EnvCase], policies: dict[str, NamedPolicy]) -> None:
     """Make each env once (on its first case's instance) and build each policy on it, so that a
     wrong keyword or an unconfigured policy is a one-line error before any episode runs."""
@@ -288,15 +306,19 @@ def _run_policies(args: argparse.Namespace, specs: dict[str, Any], options: dict
         opts = dict(options.get(name, {}))
         if name in llm and models:
             policies.update({f"{name}:{m}": NamedPolicy(name, {**opts, "model": m}) for m in models})
+        elif is_custom(name):  # your own policy: its spec's factory is picklable already
+            policies[name] = specs[name].factory
         else:  # no model anywhere: building the agent says how to name one
             policies[name] = NamedPolicy(name, opts)
     return policies
 
 
-def _baselines() -> frozenset[str]:
-    """The named policies that are no LLM: any other policy in a report (an agent an MCP client
-    played, whose tokens nobody counted) gets a row in the LLM table."""
-    return frozenset(name for name, spec in policy_specs().items() if not spec.io_bound)
+def _baselines(policies: Iterable[str] = ()) -> frozenset[str]:
+    """The named policies that are no LLM, and the saved models (``sb3:PATH``) among ``policies``:
+    any other policy in a report (an agent an MCP client played, whose tokens nobody counted; your
+    ``module:factory``, which may be one) gets a row in the LLM table."""
+    models = {p for p in policies if p.startswith(SB3_PREFIX)}
+    return frozenset(name for name, spec in policy_specs().items() if not spec.io_bound) | models
 
 
 def _prices(args: argparse.Namespace) -> Prices:
@@ -320,15 +342,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     kwargs = _check_run_args(args)
     for env_id in args.env:  # "my_module:Realm-P12-v0" may add a family, and with it policies
         _import_env_module(env_id)
-    specs = policy_specs()
     chosen = args.policy is not None
     args.policy = list(args.policy) if chosen else list(DEFAULT_POLICIES)
+    specs = {**policy_specs(), **_custom_policies(args.policy)}
     _check_names(args.env, args.policy, specs)
     _check_fit(args.env, args.policy, specs, chosen=chosen)
     backend = _backend(args, specs)
     prices = _prices(args)
     policies = _run_policies(args, specs, _policy_options(args, specs, backend))
     cases = _cases(args, kwargs)
+    _check_models(cases, policies)
     _preflight(cases, policies)
 
     bench = Benchmark(
@@ -351,11 +374,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial_report", None)
         if partial is not None:
-            partial.prices, partial.baselines, partial.card = prices, _baselines(), card
+            partial.prices, partial.baselines, partial.card = prices, _baselines(policies), card
             _finish(partial, args)
         print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
         return 130
-    report.prices, report.baselines, report.card = prices, _baselines(), card
+    report.prices, report.baselines, report.card = prices, _baselines(policies), card
     _finish(report, args)
     if report.n_errors:
         tracebacks = (
@@ -409,7 +432,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in store.notes:
         _note("report")(note)
     args.out = args.dir
-    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines(), card=read_card(args.dir)), args)
+    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines(r.policy for r in results), card=read_card(args.dir)), args)
     if args.compare:
         _compare(results, args.compare, Path(args.dir))
     return 0
@@ -514,7 +537,9 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
     )
     p_run.add_argument(
         "--policy", nargs="+", default=None, metavar="NAME",
-        help="policy names; each must fit every --env (`crab-gym list` shows which fit; default: random oracle)",
+        help="policy names; each must fit every --env (`crab-gym list` shows which fit; default: random oracle); "
+             "also your own: module:factory (an importable factory(env) -> policy) or sb3:FILE.zip (a saved "
+             "MaskablePPO / PPO model; sb3:FILE.zip?stochastic samples)",
     )
     p_run.add_argument("--split", default=None, metavar="NAME|DIR",
                        help="the instances to play: a split of each env (dev, test, quick, a size class such as "

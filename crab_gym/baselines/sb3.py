@@ -11,15 +11,21 @@ Typical use (``subproc=True`` starts worker processes, which import the main scr
 keep the training under the ``__main__`` guard)::
 
     from crab_gym.baselines.sb3 import train_maskable_ppo, evaluate_masked
+    from crab_gym.datasets.splits import select
 
     if __name__ == "__main__":
-        model = train_maskable_ppo("Realm-P11-v0", 50_000, n_envs=2, subproc=True)
-        print(evaluate_masked(model, "Realm-P11-v0", episodes=5).mean_metrics)
+        model = train_maskable_ppo("Realm-P11-v0", 50_000, env_kwargs={"instance": "la01"}, n_envs=2, subproc=True)
+        dev = select(["Realm-P11-v0"], split="dev", sizes=["10x5"])  # the dev instances of its size
+        print(evaluate_masked(model, dev, episodes=3).mean_metrics)
+
+A saved model plays in a benchmark table as ``crab-gym run --policy sb3:model.zip``
+(:mod:`crab_gym.baselines.custom_policy`).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
+from crab_gym.core.episode import EnvCase
 from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.wrappers.discrete import DiscreteActions
 
@@ -269,7 +276,10 @@ def train_maskable_ppo(
 
 @dataclass
 class MaskedEvaluation:
-    """Episodes of a masked policy: returns, lengths, invalid moves and final metrics."""
+    """Episodes of a masked policy: returns, lengths, invalid moves and final metrics.
+
+    Each episode record names its env, instance, split and size class (None where the run
+    named none), so that an evaluation over a split can be broken down (:meth:`group`)."""
 
     episodes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -288,53 +298,218 @@ class MaskedEvaluation:
             for n in names
         }
 
+    def group(self, key: str = "instance") -> dict[Any, MaskedEvaluation]:
+        """The episodes by one of their labels (``instance``, ``split``, ``size``, ``env_id``, ``seed``),
+        in the order they were played: a mean over a split hides which instances the model fails on."""
+        groups: dict[Any, MaskedEvaluation] = {}
+        for episode in self.episodes:
+            groups.setdefault(episode.get(key), MaskedEvaluation()).episodes.append(episode)
+        return groups
+
+
+#: What :func:`evaluate_masked` plays: an env id, an env, or the cases of a split.
+EvalTarget = str | gym.Env | Sequence[EnvCase]
+
 
 def evaluate_masked(
     model: Any,
-    env: str | gym.Env,
+    env: EvalTarget,
     *,
     env_kwargs: Mapping[str, Any] | None = None,
+    instances: Sequence[str] | None = None,
     wrappers: Sequence[WrapperFn] = (),
     episodes: int = 5,
     seed: int = 0,
     deterministic: bool = True,
     max_steps: int = 100_000,
 ) -> MaskedEvaluation:
-    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the masks applied.
+    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) on every instance asked
+    for, with the masks applied.
 
-    ``env`` is an id (made with :func:`make_masked_env`) or an env that already has
-    ``DiscreteActions`` on top. Every move is checked legal by the env; ``invalid`` counts the
-    moves it rejected (0 for a masked policy).
+    A number that describes a model is a mean over a split, not one instance: pass the split's
+    cases, ``crab_gym.datasets.splits.select(["Realm-P11-v0"], split="dev", sizes=["10x5"])``
+    (made there, since the baselines sit below the datasets), or name ``instances=`` of one id.
+    An env id alone plays its default instance (or the one ``env_kwargs`` picks). ``env`` may
+    also be an env that already has ``DiscreteActions`` on top. Every move is checked legal by
+    the env; ``invalid`` counts the moves it rejected (0 for a masked policy). A model whose
+    observation or action space does not fit an instance's is refused before it plays
+    (:func:`model_mismatch`), naming the instance.
     """
-    own = isinstance(env, str)
-    play = make_masked_env(env, env_kwargs=env_kwargs, wrappers=wrappers, monitor=False) if own else env
+    if isinstance(env, gym.Env):
+        label = _label(env)
+        check_model_fits(model, env.observation_space, env.action_space, label)
+        return MaskedEvaluation(_play_masked(model, env, _env_case(env), range(seed, seed + episodes),
+                                             deterministic=deterministic, max_steps=max_steps))
     result = MaskedEvaluation()
-    try:
-        for k in range(episodes):
-            obs, info = play.reset(seed=seed + k)
-            total, steps, invalid = 0.0, 0, 0
-            terminated = truncated = False
-            while not (terminated or truncated) and steps < max_steps:
-                masks = play.get_wrapper_attr("action_masks")()
-                action, _ = model.predict(obs, action_masks=masks, deterministic=deterministic)
-                obs, reward, terminated, truncated, info = play.step(int(np.asarray(action).reshape(-1)[0]))
-                total += float(reward)
-                steps += 1
-                invalid += int(info.get("valid", True) is False)
-            result.episodes.append(
-                {
-                    "seed": seed + k,
-                    "return": total,
-                    "steps": steps,
-                    "invalid": invalid,
-                    "terminated": bool(terminated),
-                    "metrics": finished_metrics(play, info),  # deferred adaptation solved here
-                }
-            )
-    finally:
-        if own:
+    for case in _eval_cases(env, env_kwargs, instances):
+        play = make_masked_env(case.env_id, env_kwargs=case.kwargs, wrappers=wrappers, monitor=False)
+        try:
+            check_model_fits(model, play.observation_space, play.action_space, _case_label(case))
+            result.episodes.extend(_play_masked(model, play, case, range(seed, seed + episodes),
+                                                deterministic=deterministic, max_steps=max_steps))
+        finally:
             play.close()
     return result
+
+
+def _eval_cases(env: str | Sequence[EnvCase], env_kwargs: Mapping[str, Any] | None,
+                instances: Sequence[str] | None) -> list[EnvCase]:
+    """The cases :func:`evaluate_masked` plays: the given ones, the named instances of an id
+    (split ``custom``, as ``select`` labels them), or the id's one instance."""
+    kwargs = dict(env_kwargs or {})
+    if not isinstance(env, str):
+        if instances is not None or env_kwargs is not None:
+            raise TypeError("evaluate_masked: the cases carry their instances and keywords; "
+                            "give instances= and env_kwargs= with an env id only")
+        cases = list(env)
+        if not all(isinstance(c, EnvCase) for c in cases):
+            raise TypeError("evaluate_masked: env must be an env id, an env, or a list of EnvCase "
+                            "(crab_gym.datasets.splits.select(...))")
+        return cases
+    if instances is not None:
+        if "instance" in kwargs or "generator" in kwargs:
+            raise ValueError("evaluate_masked: env_kwargs already picks the instance; drop it or instances=")
+        return [EnvCase(env, {**kwargs, "instance": name}, split="custom", instance=name) for name in instances]
+    instance = kwargs.get("instance")
+    return [EnvCase(env, kwargs, instance=instance if isinstance(instance, str) else None)]
+
+
+def _env_case(env: gym.Env) -> EnvCase:
+    """The labels of an env given as an object: its id and the instance it was made with."""
+    spec = getattr(env, "spec", None)
+    kwargs = dict(getattr(spec, "kwargs", None) or {})
+    instance = kwargs.get("instance")
+    return EnvCase(_label(env), kwargs, instance=instance if isinstance(instance, str) else None)
+
+
+def _case_label(case: EnvCase) -> str:
+    return f"{case.env_id} instance {case.instance}" if case.instance else case.env_id
+
+
+def _play_masked(model: Any, play: gym.Env, case: EnvCase, seeds: Sequence[int], *, deterministic: bool,
+                 max_steps: int) -> list[dict[str, Any]]:
+    """One record per seed: ``play`` (with ``DiscreteActions`` on top) driven by the model."""
+    records = []
+    for episode_seed in seeds:
+        obs, info = play.reset(seed=episode_seed)
+        total, steps, invalid = 0.0, 0, 0
+        terminated = truncated = False
+        while not (terminated or truncated) and steps < max_steps:
+            masks = play.get_wrapper_attr("action_masks")()
+            action, _ = _predict(model, obs, masks, deterministic)
+            obs, reward, terminated, truncated, info = play.step(int(np.asarray(action).reshape(-1)[0]))
+            total += float(reward)
+            steps += 1
+            invalid += int(info.get("valid", True) is False)
+        records.append({
+            "env_id": case.env_id,
+            "split": case.split,
+            "instance": case.instance,
+            "size": case.size,
+            "seed": episode_seed,
+            "return": total,
+            "steps": steps,
+            "invalid": invalid,
+            "terminated": bool(terminated),
+            "metrics": finished_metrics(play, info),  # deferred adaptation solved here
+        })
+    return records
+
+
+def _predict(model: Any, observation: Any, masks: np.ndarray, deterministic: bool) -> tuple[Any, Any]:
+    """``model.predict`` with the masks: MaskablePPO takes them; a plain PPO model (trained on the
+    same flat actions, without masks) gets them applied to its action distribution here, as
+    MaskablePPO applies them. Unmasked, a deterministic PPO that picks an illegal move picks it
+    again from the unchanged state, until the step cap."""
+    if supports_masks(model):
+        return model.predict(observation, action_masks=masks, deterministic=deterministic)
+    policy = getattr(model, "policy", None)
+    if policy is None or not hasattr(policy, "get_distribution"):
+        return model.predict(observation, deterministic=deterministic)
+    return _masked_ppo_action(policy, observation, masks, deterministic), None
+
+
+def _masked_ppo_action(policy: Any, observation: Any, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+    """A PPO policy's action among the legal ones: its logits with the illegal ones at -inf."""
+    import torch
+
+    policy.set_training_mode(False)
+    tensor, _ = policy.obs_to_tensor(observation)
+    with torch.no_grad():
+        logits = policy.get_distribution(tensor).distribution.logits
+        legal = torch.as_tensor(np.asarray(masks, dtype=bool).reshape(logits.shape), device=logits.device)
+        logits = torch.where(legal, logits, torch.tensor(float("-inf"), device=logits.device))
+        action = logits.argmax(dim=-1) if deterministic else torch.distributions.Categorical(logits=logits).sample()
+    return action.cpu().numpy()
+
+
+def supports_masks(model: Any) -> bool:
+    """Whether ``model.predict`` takes ``action_masks`` (sb3-contrib's MaskablePPO does, PPO does not)."""
+    predict = getattr(model, "predict", None)
+    try:
+        return predict is not None and "action_masks" in inspect.signature(predict).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: assume the masked API
+        return True
+
+
+def model_mismatch(trained: gym.Space, given: gym.Space, part: str = "") -> str | None:
+    """Why a model trained on ``trained`` observations cannot take ``given`` ones; None if it can.
+
+    Keys, shapes and the sizes SB3 one-hot encodes (``Discrete.n``, ``MultiDiscrete.nvec``) must
+    agree. Box bounds may differ: they follow the instance (a job shop's horizon), and SB3 does
+    not rescale a Box by them, so a model trained on ft06 plays any 6x6 instance."""
+    where = f"part {part!r}" if part else "the observation"
+    if type(trained) is not type(given):
+        return f"{where} is {trained} in the model, {given} here"
+    if isinstance(trained, gym.spaces.Dict):
+        if set(trained.spaces) != set(given.spaces):
+            return f"the observation has parts {sorted(trained.spaces)} in the model, {sorted(given.spaces)} here"
+        found = (model_mismatch(trained[k], given[k], k) for k in trained.spaces)
+        return next((m for m in found if m is not None), None)
+    if isinstance(trained, gym.spaces.Discrete):
+        same = trained.n == given.n
+    elif isinstance(trained, gym.spaces.MultiDiscrete):
+        same = np.array_equal(trained.nvec, given.nvec)
+    else:
+        same = trained.shape == given.shape
+    return None if same else f"{where} is {trained} in the model, {given} here"
+
+
+def check_model_fits(model: Any, observation_space: gym.Space, action_space: gym.Space, label: str) -> None:
+    """Refuse, in one line naming ``label``, a model whose spaces are not the ones it would meet
+    (a model trained on P11 15x15 run on a 10x5 instance), instead of SB3's shape error mid-episode.
+    A model without spaces (a stand-in with only ``predict``) is not checked."""
+    why = model_fit_problem(model, observation_space, action_space)
+    if why is not None:
+        raise ModelMismatchError(f"the model does not fit {label}: {why} (a model plays instances shaped like "
+                                 "the ones it was trained on, observed through the same wrappers)")
+
+
+def model_fit_problem(model: Any, observation_space: gym.Space, action_space: gym.Space) -> str | None:
+    """What keeps ``model`` from acting on these spaces (:func:`model_mismatch`, then the number
+    of flat actions); None when it fits or has no spaces to compare."""
+    trained_obs, trained_act = getattr(model, "observation_space", None), getattr(model, "action_space", None)
+    why = model_mismatch(trained_obs, observation_space) if isinstance(trained_obs, gym.Space) else None
+    if why is None and isinstance(trained_act, gym.Space) and model_mismatch(trained_act, action_space):
+        why = f"the model chooses among {trained_act}, here the actions are {action_space}"
+    return why
+
+
+class ModelMismatchError(ValueError):
+    """A trained model's observation or action space is not the env's."""
+
+
+def masked_spaces(env: gym.Env) -> tuple[gym.Space, gym.Space]:
+    """The observation and action spaces :func:`make_masked_env` would give over ``env`` (with no
+    more wrappers): what a model trained that way expects of it."""
+    codec = getattr(env.unwrapped, "codec", None)
+    if codec is None or not hasattr(codec, "n_flat"):
+        raise TypeError(f"{_label(env)} has no finite flat actions (no ActionCodec): "
+                        "a model trained through DiscreteActions cannot act in it")
+    observation_space = env.observation_space
+    if SB3Observations.needed(observation_space):
+        observation_space = _sb3_space(observation_space)
+    return observation_space, gym.spaces.Discrete(codec.n_flat)
 
 
 class MaskablePPOPolicy:
@@ -342,18 +517,33 @@ class MaskablePPOPolicy:
 
     It works on the env *without* ``DiscreteActions`` (the flat index is turned back into a
     tool call through the env's codec), so it plugs into :class:`crab_gym.core.Benchmark`,
-    an LLM-free comparison, or a :class:`~crab_gym.wrappers.TrajectoryLogger`.
+    an LLM-free comparison, or a :class:`~crab_gym.wrappers.TrajectoryLogger`. A plain PPO
+    model (no masks) plays too; its illegal moves are the env's invalid actions. Sampling
+    (``deterministic=False``) draws from torch's generator, which :meth:`seed` sets per episode
+    (the runner calls it with the episode's seed) so that a sampled episode can be replayed.
     """
 
     def __init__(self, model: Any, env: gym.Env, *, deterministic: bool = True, name: str = "maskable_ppo") -> None:
         self.model = model
-        self.env = env
         self.deterministic = deterministic
         self.name = name
+        self.env = self._checked(env)
+
+    def _checked(self, env: gym.Env) -> gym.Env:
+        observation_space, action_space = masked_spaces(env)
+        check_model_fits(self.model, observation_space, action_space, _label(env))
+        return env
 
     def reset(self, env: gym.Env | None = None) -> None:
-        if env is not None:
-            self.env = env
+        if env is not None and env is not self.env:
+            self.env = self._checked(env)
+
+    def seed(self, seed: int) -> None:
+        """Seed torch's generator for a sampled episode (a deterministic one draws nothing)."""
+        if not self.deterministic:
+            import torch
+
+            torch.manual_seed(int(seed))
 
     def __call__(self, observation: Any, info: dict[str, Any] | None = None) -> dict[str, Any]:
         base = self.env.unwrapped
@@ -361,7 +551,7 @@ class MaskablePPOPolicy:
         if not masks.any():
             masks = np.ones_like(masks)
         observation = sb3_observation(observation, base.observation_space)
-        action, _ = self.model.predict(observation, action_masks=masks, deterministic=self.deterministic)
+        action, _ = _predict(self.model, observation, masks, self.deterministic)
         return base.codec.flat_to_call(int(np.asarray(action).reshape(-1)[0]))
 
 
