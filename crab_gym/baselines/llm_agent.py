@@ -34,6 +34,7 @@ import gymnasium as gym
 from crab_gym._optional import require
 from crab_gym.baselines.request_pacing import RateLimiter, is_retryable, retry_delay, shared_rate_limiter
 from crab_gym.core.cpu_turn import io_wait
+from crab_gym.core.outcome import InfrastructureError
 from crab_gym.wrappers.llm_adapter import LLMAdapter
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
 
@@ -48,8 +49,11 @@ MODEL_ENV = "CRAB_GYM_LLM_MODEL"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 
 
-class LLMAgentError(RuntimeError):
-    """The chat endpoint failed (after the client's retries) or answered something unusable."""
+class LLMAgentError(InfrastructureError):
+    """The chat endpoint failed (after the client's retries) or answered something unusable.
+    An infrastructure failure (a :class:`~crab_gym.core.outcome.InfrastructureError`, a
+    ``RuntimeError``): the episode measured nothing about the model's planning, so the report
+    leaves it out of the means and ``crab-gym run --retry-errors`` runs it again."""
 
     def __init__(self, message: str, *, status_code: int | None = None) -> None:
         super().__init__(message)

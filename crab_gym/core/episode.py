@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from crab_gym.core.outcome import outcome
+
 #: The labels that place an episode in a benchmark: its split, its instance and that one's size.
 CASE_LABELS = ("split", "instance", "size")
 
@@ -103,7 +105,10 @@ class EpisodeSpec:
 @dataclass
 class EpisodeResult:
     """One episode's outcome. ``error`` (``"Type: message"``) is set when the episode raised;
-    the other fields then hold what was measured before the exception.
+    the other fields then hold what was measured before the exception, and ``error_kind`` says
+    who is to blame: ``"agent"`` (the policy's own code raised) or ``"infra"`` (the env, the
+    worker, the model API...; None in records written before the field: infra too). See
+    :attr:`outcome` and :mod:`crab_gym.core.outcome`.
 
     ``wall_time_s`` and ``usage["latency_s"]`` are wall-clock measurements by the runner;
     ``usage`` also holds a policy's resource use (LLM tokens and requests), REALM's
@@ -132,6 +137,7 @@ class EpisodeResult:
     split: str | None = None
     instance: str | None = None
     size: str | None = None
+    error_kind: str | None = None
 
     @classmethod
     def for_spec(cls, spec: EpisodeSpec) -> EpisodeResult:
@@ -146,6 +152,12 @@ class EpisodeResult:
         return EpisodeSpec(self.env_id, self.env_kwargs, self.policy, self.index, self.seed,
                            self.max_steps if self.max_steps is not None else 0, self.policy_kwargs,
                            self.split, self.instance, self.size)
+
+    @property
+    def outcome(self) -> str:
+        """``finished`` (a complete, feasible plan), ``agent_failed`` or ``infra_failed``:
+        the three outcomes the report keeps apart (:func:`crab_gym.core.outcome.outcome`)."""
+        return outcome(self)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -32,6 +32,7 @@ import gymnasium as gym
 
 from crab_gym.core.cpu_turn import CpuTurn
 from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
+from crab_gym.core.outcome import INFRA, blame
 from crab_gym.core.unfinished import no_plan_metrics
 
 #: Seconds a reset may take before the runner says on stderr what it waits on.
@@ -143,10 +144,27 @@ class EnvPool:
 
 def run_episode(spec: EpisodeSpec, context: EpisodeContext, turn: CpuTurn | None = None,
                 pool: EnvPool | None = None) -> EpisodeResult:
-    """One episode; any exception becomes the result's ``error`` (the run goes on). With a
+    """One episode; any exception becomes the result's ``error`` (the run goes on), blamed
+    on the agent or the infrastructure (``error_kind``, :func:`crab_gym.core.outcome.blame`). With a
     ``pool`` the env comes from it and goes back to it after a clean episode."""
     with turn.held() if turn is not None else nullcontext():
         return _guarded_episode(spec, context, pool)
+
+
+class _PolicyCalls:
+    """Whose code runs now, for the blame of an exception (:mod:`crab_gym.core.outcome`): the
+    policy's (building it, ``reset``, ``seed``, choosing an action, ``play_episode``) or the
+    rest (the env, the metrics, the runner). ``active`` is set around the policy's calls and
+    cleared only when they return, so an exception leaves it standing."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self.active = True
+        out = fn(*args, **kwargs)
+        self.active = False
+        return out
 
 
 def _guarded_episode(spec: EpisodeSpec, context: EpisodeContext, pool: EnvPool | None) -> EpisodeResult:
@@ -154,13 +172,15 @@ def _guarded_episode(spec: EpisodeSpec, context: EpisodeContext, pool: EnvPool |
     start = time.perf_counter()
     env: gym.Env | None = None
     policy: Any = None
+    calls = _PolicyCalls()
     try:
         env = pool.acquire(spec.env_id, spec.env_kwargs) if pool is not None else gym.make(spec.env_id, **spec.env_kwargs)
         factory = context.policies[spec.policy]
-        policy = factory(env, **spec.policy_kwargs) if spec.policy_kwargs else factory(env)
-        _play(env, policy, tally, spec.max_steps)
+        policy = calls.run(factory, env, **spec.policy_kwargs)
+        _play(env, policy, tally, spec.max_steps, calls)
     except Exception as exc:  # noqa: BLE001 - recorded, and the run goes on
         tally.error = f"{type(exc).__name__}: {exc}"
+        tally.error_kind = blame(exc, in_policy=calls.active)
         tally.traceback = tb.format_exc()
         tally.success = False
     finally:
@@ -182,6 +202,7 @@ def _close(env: gym.Env, tally: EpisodeResult) -> None:
     except Exception as exc:  # noqa: BLE001 - a failing close must not lose the episode
         if tally.error is None:
             tally.error = f"{type(exc).__name__} while closing the env: {exc}"
+            tally.error_kind = INFRA
             tally.traceback = tb.format_exc()
             tally.success = False
 
@@ -205,22 +226,23 @@ def _announce_if_slow(tally: EpisodeResult) -> Iterator[None]:
         timer.cancel()
 
 
-def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int) -> None:
+def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int, calls: _PolicyCalls) -> None:
     """Play one episode, keeping ``tally`` up to date after every step (so that an
-    exception leaves what was measured so far)."""
+    exception leaves what was measured so far); ``calls`` runs the policy's code."""
     if callable(getattr(policy, "play_episode", None)):
-        _play_whole(env, policy, tally, max_steps)
+        _play_whole(env, policy, tally, max_steps, calls)
         return
     with _announce_if_slow(tally):
         obs, info = env.reset(seed=tally.seed)
     if hasattr(policy, "reset"):
-        policy.reset(env)
+        calls.run(policy.reset, env)
     if hasattr(policy, "seed"):  # a stochastic policy draws its own stream per episode seed
-        policy.seed(tally.seed)
+        calls.run(policy.seed, tally.seed)
     terminated = truncated = False
     fired = _fired(None, info)
     while not (terminated or truncated):
-        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        action = calls.run(policy, obs, info)
+        obs, reward, terminated, truncated, info = env.step(action)
         tally.episode_return += float(reward)
         tally.steps += 1
         tally.invalid_actions += int(info.get("valid", True) is False)
@@ -242,9 +264,11 @@ def _fired(count: int | None, info: Mapping[str, Any]) -> int | None:
     return (count or 0) + len(fired)
 
 
-def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int) -> None:
-    """A policy that plays the whole episode itself (:class:`PlayedEpisode`); same tally."""
-    played: PlayedEpisode = policy.play_episode(env, seed=tally.seed, max_steps=max_steps)
+def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int, calls: _PolicyCalls) -> None:
+    """A policy that plays the whole episode itself (:class:`PlayedEpisode`); same tally. What
+    raises inside ``play_episode`` is the policy's (it steps the env itself), unless it is an
+    infrastructure exception."""
+    played: PlayedEpisode = calls.run(policy.play_episode, env, seed=tally.seed, max_steps=max_steps)
     tally.episode_return, tally.steps = float(played.episode_return), int(played.steps)
     tally.invalid_actions, tally.completeness = int(played.invalid_actions), float(played.completeness)
     tally.terminated, tally.truncated = bool(played.terminated), bool(played.truncated)

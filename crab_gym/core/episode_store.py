@@ -187,6 +187,7 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "terminated": ((bool,), "true or false"), "truncated": ((bool,), "true or false"),
     "success": ((bool,), "true or false"),
     "error": ((str, type(None)), "a string or null"), "traceback": ((str, type(None)), "a string or null"),
+    "error_kind": ((str, type(None)), "a string or null"),
 }
 
 

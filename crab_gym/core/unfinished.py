@@ -1,8 +1,9 @@
 """How an episode the env did not end counts in the report's means: the one rule.
 
-An episode is *unfinished* when it ran without an error but the env did not end it: it was
-cut by a step limit (``--max-steps``, an agent's own limit), a time limit, or a client that
-stopped it (``truncated``). It has no plan, and doing nothing scores 0 (the scoring
+An episode is *unfinished* when the env did not end it and the infrastructure is not to
+blame: it was cut by a step limit (``--max-steps``, an agent's own limit), a time limit, or a
+client that stopped it (``truncated``), or the policy's own code raised (an agent failure,
+:mod:`crab_gym.core.outcome`). It has no plan, and doing nothing scores 0 (the scoring
 contract), so in the means of the REALM score metrics it counts **0 on every metric that
 applies to it**, and is left out only of a metric that does not apply:
 
@@ -10,6 +11,11 @@ applies to it**, and is left out only of a metric that does not apply:
 * a metric its record reports as a number counts 0, whatever partial value an env gave;
 * a metric its record does not mention counts 0 when some finished (terminated) episode of
   the same env and kwargs reports it as a number, and is left out otherwise.
+
+"The same env and kwargs" is the same instance: a split's episodes carry their instance among
+the kwargs (``instance=``), and what applies is decided per instance, never per split: an
+instance where one actor has nothing to share reports coordination n/a while another of the
+same split measures it, and an episode cut on the first must not count 0 because of the second.
 
 The runner writes what it knows into the record of an unfinished episode of a REALM env
 (:func:`no_plan_metrics`): ``planning_quality``, ``optimality`` and
@@ -25,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from crab_gym.core.outcome import is_infra_failure
+
 #: The REALM score metrics (resource usage, the sixth, is measured by the runner).
 SCORE_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")
 #: The score metrics every REALM env measures on every episode: 0 for an episode with no plan.
@@ -36,6 +44,8 @@ class _Record(Protocol):
     env_kwargs: Mapping[str, Any]
     terminated: bool
     error: str | None
+    error_kind: str | None
+    success: bool
     metrics: Mapping[str, Any]
 
 
@@ -45,8 +55,9 @@ def is_number(value: Any) -> bool:
 
 
 def is_unfinished(result: _Record) -> bool:
-    """Ran without an error, but the env did not end it (cut by a step or time limit)."""
-    return result.error is None and not result.terminated
+    """The env did not end it (cut by a step or time limit, or the policy raised), and the
+    infrastructure is not to blame: no plan, in every mean."""
+    return not is_infra_failure(result) and not result.terminated
 
 
 def no_plan_metrics(metrics: Mapping[str, Any], disruptions_fired: int | None) -> dict[str, Any]:
@@ -64,7 +75,7 @@ def no_plan_metrics(metrics: Mapping[str, Any], disruptions_fired: int | None) -
 
 
 def measured_metrics(results: Iterable[_Record], group_key: Any) -> dict[Any, set[str]]:
-    """Per ``group_key(result)`` (env and kwargs), the score metrics some finished
+    """Per ``group_key(result)`` (env and kwargs: the instance), the score metrics some finished
     (terminated, error-free) episode reports as a number: what applies to that env."""
     measured: dict[Any, set[str]] = {}
     for r in results:
