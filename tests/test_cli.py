@@ -144,15 +144,19 @@ def test_an_episode_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path
     assert [e["error"] for e in episodes] == [None, "RuntimeError: flaky sensor at step 2", None,
                                               "RuntimeError: flaky sensor at step 2"]
     assert episodes[1]["steps"] == 1 and "RuntimeError" in episodes[1]["traceback"]  # measured so far
+    assert [e["error_kind"] for e in episodes] == [None, "infra", None, "infra"]  # the env raised
     (row,) = data["summary"]
-    assert row["episodes"] == 4 and row["errors"] == 2
-    assert row["success"] == 0.5  # the two that raised count as failures
+    assert row["episodes"] == 4 and row["infra_errors"] == 2
+    assert row["success"] == 1.0  # the two the env raised in measured nothing: left out of success too
     assert row["steps"] == 3.0 and row["completeness"] == 1.0  # means over the episodes that finished
-    assert data["errors"] == [{"env": flaky_id, "kwargs": "{}", "policy": "random",
-                               "error": "RuntimeError: flaky sensor at step 2", "count": 2, "seeds": [1, 3]}]
+    assert data["errors"] == [{"env": flaky_id, "split": None, "kwargs": "{}", "policy": "random",
+                               "outcome": "infra_failed", "error": "RuntimeError: flaky sensor at step 2",
+                               "count": 2, "seeds": [1, 3], "instances": [None, None]}]
     md = (tmp_path / "report.md").read_text()
-    assert f"| {flaky_id} | random | 4 | 2 | 0 | 3.000 | 1.000 | 0.500 | 3 | 0 |" in md
+    assert md.startswith("| env | policy | episodes | infra_errors | truncated | return |")  # no split: as before
+    assert f"| {flaky_id} | random | 4 | 2 | 0 | 3.000 [3.00, 3.00] | 1.000 [1.00, 1.00] | 1.000 [1.00, 1.00] | 3 | 0 |" in md
     assert f"- {flaky_id} x random: 2 episode(s) (seed 1, 3): RuntimeError: flaky sensor at step 2" in md
+    assert "infrastructure failure(s), left out of the means" in md
     assert "Errors" in out and "flaky sensor" in out  # printed too
 
 
@@ -187,8 +191,8 @@ def test_a_complete_p11_schedule_is_a_success_with_completeness_one(capsys, tmp_
     header = [c.strip() for c in out.splitlines()[0].strip("|").split("|")]
     values = dict(zip(header, cells))
     assert values["kwargs"] == '{"instance": "ft06"}'
-    assert values["episodes"] == "2" and values["errors"] == "0" and values["steps"] == "36"  # integers
-    assert values["success"] == "1.000" and values["completeness"] == "1.000"
+    assert values["episodes"] == "2" and values["infra_errors"] == "0" and values["steps"] == "36"  # integers
+    assert values["success"] == "1.000 [1.00, 1.00]" and values["completeness"] == "1.000 [1.00, 1.00]"
     md = (tmp_path / "report.md").read_text()
     assert "- `success`: share of episodes that reached a complete, feasible plan" in md
     assert "- `completeness`: mean share of the env's sub-goals passed" in md

@@ -4,10 +4,11 @@ Published LLM planning tables give, per model (or framework), the share of valid
 share of optimal plans, tokens, wall time and cost; some average optimality over every plan,
 valid or not, which flatters a model that writes cheap invalid plans. Here:
 
-* ``feasible`` is the share of episodes that ended with a complete plan breaking no constraint
-  (the runner's ``success``, and not ``metrics["feasible"] is False``); an episode that raised
-  counts as no plan;
-* ``optimal`` is the share whose plan was feasible with ``optimality >= 0.999``;
+* ``feasible`` is the share of the measured episodes that ended with a complete plan breaking
+  no constraint (the runner's ``success``, and not ``metrics["feasible"] is False``): an
+  infrastructure failure (the model API failing, :mod:`crab_gym.core.outcome`) is left out, an
+  episode the agent's own code raised in counts as no plan;
+* ``optimal`` is the share (of the same episodes) whose plan was feasible with ``optimality >= 0.999``;
 * ``optimality_feasible`` is the mean optimality over the feasible plans only (``n/a`` when none
   was), to read beside ``feasible``: an infeasible plan never enters it;
 * tokens, requests and wall time are means per episode over every episode (errors included:
@@ -30,7 +31,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult, canonical_json
+from crab_gym.core.episode import EpisodeResult
+from crab_gym.core.outcome import is_infra_failure
+from crab_gym.core.report_rows import group_key
 
 #: The policy kinds the CLI prefixes to a model name (``llm:<model>``).
 LLM_KINDS = ("llm", "multi-llm")
@@ -38,14 +41,15 @@ LLM_KINDS = ("llm", "multi-llm")
 OPTIMAL_AT = 0.999
 #: Columns of the LLM table, in order.
 LLM_COLUMNS = (
-    "model", "agent", "env", "kwargs", "episodes", "feasible", "optimal", "optimality_feasible",
+    "model", "agent", "env", "split", "kwargs", "episodes", "feasible", "optimal", "optimality_feasible",
     "tokens_in", "tokens_out", "requests", "wall_s", "cost", "cost_total",
 )
 LLM_LEGEND: dict[str, str] = {
+    "split": "the instance split the row's episodes played (all its instances in one row)",
     "model": "the model the agent asked (the policy's name after `llm:` / `multi-llm:`)",
     "agent": "`llm`: one LLM agent plays the env; `multi-llm`: one LLM agent per actor of a multi-agent problem",
-    "feasible": "share of episodes that ended with a complete plan breaking no constraint (an episode that raised "
-    "or was cut by the step limit has no plan)",
+    "feasible": "share of episodes that ended with a complete plan breaking no constraint (an episode cut by the "
+    "step limit, or that the agent's code raised in, has no plan; infrastructure failures are left out)",
     "optimal": f"share of episodes whose plan was feasible with optimality >= {OPTIMAL_AT}",
     "optimality_feasible": "mean REALM optimality over the feasible plans only (infeasible plans never count; n/a "
     "when none was feasible): read it beside `feasible`",
@@ -137,20 +141,21 @@ def _count(usage: Mapping[str, Any], key: str) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def llm_row(env_id: str, kwargs: str, policy: str, results: Sequence[EpisodeResult],
+def llm_row(env_id: str, split: str | None, kwargs: str, policy: str, results: Sequence[EpisodeResult],
             prices: Prices | None) -> dict[str, Any]:
-    """One row of the LLM table for the episodes of (env, kwargs, policy)."""
+    """One row of the LLM table for the episodes of (env, split, kwargs, policy)."""
     model, agent = model_and_agent(policy)
     n = len(results)
+    measured = max(sum(not is_infra_failure(r) for r in results), 1)  # shares of what measured the agent
     feasible = [r for r in results if is_feasible(r)]
     scores = [s for s in map(_optimality, feasible) if s is not None]
     tokens_in = [_count(r.usage, "prompt_tokens") for r in results]
     tokens_out = [_count(r.usage, "completion_tokens") for r in results]
     counted = any(r.usage for r in results)  # else: nobody counted them (an MCP client's agent)
     row: dict[str, Any] = {
-        "model": model, "agent": agent, "env": env_id, "kwargs": kwargs, "episodes": n,
-        "feasible": len(feasible) / n,
-        "optimal": sum(s >= OPTIMAL_AT for s in scores) / n,
+        "model": model, "agent": agent, "env": env_id, "split": split, "kwargs": kwargs, "episodes": n,
+        "feasible": len(feasible) / measured,
+        "optimal": sum(s >= OPTIMAL_AT for s in scores) / measured,
         "optimality_feasible": statistics.fmean(scores) if scores else None,
         "tokens_in": statistics.fmean(tokens_in) if counted else None,
         "tokens_out": statistics.fmean(tokens_out) if counted else None,
@@ -167,15 +172,18 @@ def llm_row(env_id: str, kwargs: str, policy: str, results: Sequence[EpisodeResu
 
 def llm_summary(results: Sequence[EpisodeResult], prices: Prices | None = None,
                 baselines: Collection[str] | None = None) -> list[dict[str, Any]]:
-    """The LLM table: a row per (env, kwargs, policy) whose episodes carry ``usage``, or (given
-    ``baselines``) whose policy is none of them; by model, then env."""
-    groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
+    """The LLM table: a row per (env, split, kwargs, policy) whose episodes carry ``usage``, or
+    (given ``baselines``) whose policy is none of them; by model, then env. A split's instances
+    form one row, as in the summary (:func:`crab_gym.core.report_rows.group_key`)."""
+    with_usage = {r.policy for r in results if r.usage}
+    groups: dict[tuple[str, str | None, str, str], list[EpisodeResult]] = {}
     for r in results:
-        groups.setdefault((r.env_id, canonical_json(r.env_kwargs), r.policy), []).append(r)
-    rows = [llm_row(env, kwargs, policy, rs, prices) for (env, kwargs, policy), rs in groups.items()
+        if r.policy in with_usage or (baselines is not None and r.policy not in baselines):
+            groups.setdefault(group_key(r), []).append(r)
+    rows = [llm_row(env, split, kwargs, policy, rs, prices) for (env, split, kwargs, policy), rs in groups.items()
             if any(r.usage for r in rs) or (baselines is not None and policy not in baselines)]
     order = {key: k for k, key in enumerate(groups)}  # the results' own (env) order within a model
-    return sorted(rows, key=lambda r: (r["model"], r["agent"], order[(r["env"], r["kwargs"], _policy(r))]))
+    return sorted(rows, key=lambda r: (r["model"], r["agent"], order[(r["env"], r["split"], r["kwargs"], _policy(r))]))
 
 
 def _policy(row: Mapping[str, Any]) -> str:
@@ -203,6 +211,7 @@ def llm_markdown(rows: Sequence[Mapping[str, Any]], prices: Prices | None, *, le
     if not rows:
         return []
     columns = [c for c in LLM_COLUMNS if c != "kwargs" or any(r["kwargs"] != "{}" for r in rows)]
+    columns = [c for c in columns if c != "split" or any(r["split"] is not None for r in rows)]
     if not prices:
         columns = [c for c in columns if c not in _MONEY]
     lines = ["**LLM runs** (one row per model x env)", "",

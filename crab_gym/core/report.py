@@ -1,9 +1,11 @@
-"""The benchmark report: summaries per (env, kwargs, policy), errors, JSON, Markdown and a plot.
+"""The benchmark report: summaries per (env, split, kwargs, policy) with 95 % intervals, a
+per-size breakdown, statistics across seeds, errors, JSON, Markdown and a plot.
 
 A report is a pure function of its episodes, sorted by spec: the same episodes give the same
-report whichever backend ran them and in whatever order they finished. Only the wall-clock
-measurements differ between runs (:data:`WALL_CLOCK_FIELDS`); :meth:`BenchmarkReport.comparable`
-drops exactly those, for comparing runs.
+report whichever backend ran them and in whatever order they finished; its bootstrap draws
+come from a fixed seed (:mod:`crab_gym.core.stats`). Only the wall-clock measurements differ
+between runs (:data:`WALL_CLOCK_FIELDS`); :meth:`BenchmarkReport.comparable` drops exactly
+those, for comparing runs. The rows themselves are built in :mod:`crab_gym.core.report_rows`.
 """
 
 from __future__ import annotations
@@ -11,43 +13,61 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from crab_gym.core.card import RunCard
-from crab_gym.core.episode import EpisodeResult, canonical_json
+from crab_gym.core.episode import EpisodeResult
 from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
-from crab_gym.core.unfinished import SCORE_METRICS, is_unfinished, measured_metrics, scored_value
+from crab_gym.core.outcome import AGENT_FAILED, is_infra_failure
+from crab_gym.core.report_rows import CI_METRICS, group_key, report_tables, summary_rows, usage_tokens
+from crab_gym.core.stats import LEVEL, RESAMPLES, SEED
+from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.core.unfinished import is_number as _is_number
 
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
-    "env", "policy", "kwargs", "episodes", "errors", "truncated", "return", "completeness", "success", "steps", "invalid", "time_s",
+    "env", "policy", "kwargs", "split", "episodes", "instances", "infra_errors", "agent_errors", "truncated",
+    "return", "completeness", "success", "steps", "invalid", "time_s",
 )
 REALM_METRICS = SCORE_METRICS
 #: Resource-usage columns (policies that report ``usage``, e.g. LLM agents), after the runner's.
 USAGE_COLUMNS = ("llm_tokens", "llm_requests", "llm_latency_s")
+#: The per-size table's columns (before the REALM metrics).
+SIZE_COLUMNS = ("env", "policy", "kwargs", "split", "size", "episodes", "instances", "infra_errors", "agent_errors",
+                "truncated", "return", "completeness", "success")
+#: The table across seeds.
+SEED_COLUMNS = ("env", "policy", "kwargs", "split", "instances", "seeds", "pass@1", "pass@k", "return_seed_std")
 #: Wall-clock measurements: the only values that differ between two runs of the same episodes
 #: (summary columns ``time_s`` and ``llm_latency_s``, the LLM table's ``wall_s``; per episode ``wall_time_s``
 #: and ``usage.latency_s``).
 WALL_CLOCK_FIELDS = ("time_s", "llm_latency_s", "latency_s", "wall_time_s", "wall_s")
 #: Columns that count things: printed as integers (means with one decimal when fractional).
-COUNT_COLUMNS = ("episodes", "errors", "truncated", "steps", "invalid", "llm_tokens", "llm_requests")
+COUNT_COLUMNS = ("episodes", "instances", "infra_errors", "agent_errors", "truncated", "steps", "invalid", "seeds",
+                 "llm_tokens", "llm_requests")
 
 #: What each column of the report means (the Markdown legend and the JSON ``columns``).
 LEGEND: dict[str, str] = {
-    "episodes": "episodes run (one per seed), including those that raised an error",
-    "errors": "episodes that raised an exception (listed under Errors); they count as failures in "
-    "`success` and are left out of every other mean",
+    "split": "the instance split the row's episodes played (test, dev, quick, a size class, a folder; "
+    "`custom` for --instances); the row pools every instance of it",
+    "episodes": "episodes run (one per instance and seed), infrastructure failures included",
+    "instances": "distinct instances the row's episodes played",
+    "infra_errors": "infrastructure failures: episodes where the env, a solver, the worker or the model API raised "
+    "(listed under Errors). They measured nothing about the agent: left out of every mean, "
+    "`success` included; `crab-gym run --retry-errors` runs them again",
+    "agent_errors": "episodes the agent's own code raised in (listed under Errors): agent failures, counted in "
+    "every mean as an episode without a plan (shown when some row has one)",
     "truncated": "episodes the env did not end (cut by --max-steps, a time limit or the agent's step limit): "
-    "they have no plan and count 0 in the mean of every REALM metric that applies to them (docs/evaluation.md)",
+    "agent failures without a plan, counting 0 in the mean of every REALM metric that applies to them "
+    "(docs/evaluation.md)",
     "return": "mean episode return (REALM envs: progress_weight x completeness + optimality_weight x optimality)",
     "completeness": "mean share of the env's sub-goals passed at the end of the episode (progress: "
     "targets visited, groups served, passengers delivered, jobs completed); 1.0 = every sub-goal passed",
-    "success": "share of episodes that reached a complete, feasible plan: terminated (not cut by a step "
-    "limit) with every sub-goal passed and, when the env reports it, constraint_satisfaction = 1. "
+    "success": "share of episodes that reached a complete, feasible plan (over the measured episodes: "
+    "infrastructure failures left out): terminated (not cut by a step limit) with every sub-goal passed and, "
+    "when the env reports it, constraint_satisfaction = 1. "
     "A complete plan worse than the reference is a success with optimality < 1",
     "steps": "mean number of env steps per episode",
     "invalid": "mean number of invalid (rejected) actions per episode",
@@ -60,11 +80,25 @@ LEGEND: dict[str, str] = {
     "constraint_satisfaction": "REALM: share of the plan's constraints that hold",
     "coordination": "REALM: multi-agent problems, what the joint plan gains from working together against a no-coordination baseline (per problem: docs/multiagent.md); n/a where nothing can be shared",
     "adaptation": "REALM: disruption problems, quality after disruptions against an adaptive oracle; n/a when no disruption struck",
+    "intervals": f"`0.812 [0.78, 0.84]`: a mean and its {LEVEL:.0%} interval (bounds rounded outward), from a "
+    f"two-level bootstrap: {RESAMPLES} resamples of the row's instances with replacement, then of each drawn "
+    f"instance's seeds; seeds only when the row has one instance; fixed seed {SEED}, so the same episodes give "
+    "the same intervals. No interval with a single value. Given for return, completeness, success and the REALM metrics",
+    "size": "the instances' size class (small / medium / large; P11: jobs x machines)",
+    "seeds": "the fewest measured seeds (episodes) an instance of the row has",
+    "pass@1": "mean over instances of the share of seeds that succeeded (the unbiased pass@k at k = 1)",
+    "pass@k": "mean over instances of the unbiased pass@k = 1 - C(n-c, k) / C(n, k) (n seeds, c successes) at "
+    "k = seeds: the chance that one of k tries succeeds; n/a where every instance has one seed",
+    "return_seed_std": "mean over instances of the standard deviation of return across seeds (how much the "
+    "seed alone moves the result); n/a with one seed per instance",
 }
 
-def _mean(values: Iterable[float]) -> float | None:
-    vals = list(values)
-    return statistics.fmean(vals) if vals else None
+#: What the JSON says of the intervals.
+BOOTSTRAP = {
+    "level": LEVEL, "resamples": RESAMPLES, "seed": SEED, "metrics": list(CI_METRICS),
+    "method": "percentile interval of the mean; two-level bootstrap: instances with replacement, then the seeds "
+    "of each drawn instance with replacement (seeds only for one instance); none for a single value",
+}
 
 
 def _cell(column: str, value: Any) -> str:
@@ -78,6 +112,56 @@ def _cell(column: str, value: Any) -> str:
     if column in ("time_s", "llm_latency_s"):
         return f"{value:.2f}"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _mean_cell(row: Mapping[str, Any], column: str) -> str:
+    """A mean with its interval when it has one: ``0.812 [0.78, 0.84]``."""
+    text = _cell(column, row.get(column))
+    ci = (row.get("ci") or {}).get(column)
+    if ci is None or not _is_number(row.get(column)):
+        return text
+    return f"{text} [{math.floor(ci[0] * 100 + 1e-9) / 100:.2f}, {math.ceil(ci[1] * 100 - 1e-9) / 100:.2f}]"
+
+
+def _seed_cell(row: Mapping[str, Any], column: str) -> str:
+    passes = row.get("pass_at_k") or {}
+    if column == "pass@1":
+        return _cell(column, passes.get("1"))
+    if column == "pass@k":
+        k = row.get("seeds")
+        return "n/a" if str(k) not in passes else f"{_cell(column, passes[str(k)])} (k={k})"
+    return _cell(column, row.get(column))
+
+
+def _summary_cell(row: Mapping[str, Any], column: str) -> str:
+    return _mean_cell(row, column) if column in CI_METRICS else _cell(column, row.get(column))
+
+
+def _shown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:
+    """The columns a table shows: those its rows have, less what says nothing: ``kwargs`` when
+    every row has none, ``split`` and ``instances`` when no row played a split (a report of a
+    run without one looks as before), ``agent_errors`` when no agent raised."""
+    present = {k for row in rows for k in row} | {"pass@1", "pass@k"}
+    hidden = set()
+    if all(row.get("kwargs") == "{}" for row in rows):
+        hidden.add("kwargs")
+    if all(row.get("split") is None for row in rows):
+        hidden |= {"split", "instances"}
+    if not any(row.get("agent_errors") for row in rows):
+        hidden.add("agent_errors")
+    return [c for c in columns if c in present and c not in hidden]
+
+
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], cell: Any) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(cell(row, c) for c in columns) + " |" for row in rows]
+
+
+def _episodes_text(group: Mapping[str, Any]) -> str:
+    """``seed 1, 3`` or, for a split, ``p1_small_03 seed 1, p1_small_04 seed 0``."""
+    if all(i is None for i in group["instances"]):
+        return "seed " + ", ".join(str(s) for s in group["seeds"])
+    return ", ".join(f"{i} seed {s}" for i, s in zip(group["instances"], group["seeds"]))
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -109,80 +193,100 @@ class BenchmarkReport:
 
     @property
     def n_errors(self) -> int:
-        """Episodes that raised."""
+        """Episodes that raised (infrastructure and agent failures alike)."""
         return sum(r.error is not None for r in self.results)
 
+    @property
+    def n_infra_errors(self) -> int:
+        """Infrastructure failures: what ``--retry-errors`` runs again."""
+        return sum(is_infra_failure(r) for r in self.results)
+
     def summary(self) -> list[dict[str, Any]]:
-        """One row per (env, kwargs, policy): counts, and means over the episodes that did
-        not raise (``None`` when every episode raised); ``success`` is over all episodes. An
-        episode the env did not end (``truncated``) counts 0 in the mean of each REALM metric
-        that applies to it (:mod:`crab_gym.core.unfinished`)."""
-        groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
-        measured = measured_metrics(self.results, lambda r: (r.env_id, _kwargs_key(r.env_kwargs)))
-        for r in self.results:
-            key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy)
-            groups.setdefault(key, []).append(r)
-        return [_summary_row(key, all_rs, measured[key[:2]]) for key, all_rs in groups.items()]
+        """One row per (env, split, kwargs without the instance, policy): a split's episodes
+        over all its instances form one row. Counts by outcome, means over the measured
+        episodes (all but the infrastructure failures; ``None`` when there is none) with their
+        95 % intervals under ``ci``, and the statistics across seeds. An episode the env did
+        not end (``truncated``) counts 0 in the mean of each REALM metric that applies to it on
+        its instance (:mod:`crab_gym.core.unfinished`)."""
+        return summary_rows(self.results)
+
+    def by_size(self) -> list[dict[str, Any]]:
+        """The same rows per size class too (episodes whose size is known)."""
+        return summary_rows(self.results, by_size=True)
 
     def llm_summary(self) -> list[dict[str, Any]]:
-        """The LLM table: one row per model x env (x kwargs) of the policies that report
+        """The LLM table: one row per model x env (x split, kwargs) of the policies that report
         ``usage``: feasible and optimal rates, optimality over feasible plans only, tokens,
         requests, wall time and cost (see :mod:`crab_gym.core.llm_report`)."""
         return llm_summary(self.results, self.prices, self.baselines)
 
     def error_groups(self) -> list[dict[str, Any]]:
-        """The errors, one entry per (env, kwargs, policy, error) with the seeds it hit."""
-        groups: dict[tuple[str, str, str, str], list[int]] = {}
+        """The errors, one entry per (env, split, kwargs, policy, outcome, error) with the
+        episodes it hit (``seeds`` and ``instances``, one entry per episode)."""
+        groups: dict[tuple[Any, ...], list[EpisodeResult]] = {}
         for r in self.results:
             if r.error is not None:
-                key = (r.env_id, _kwargs_key(r.env_kwargs), r.policy, r.error)
-                groups.setdefault(key, []).append(r.seed)
+                groups.setdefault((*group_key(r), r.outcome, r.error), []).append(r)
         return [
-            {"env": e, "kwargs": k, "policy": p, "error": err, "count": len(seeds), "seeds": seeds}
-            for (e, k, p, err), seeds in groups.items()
+            {"env": e, "split": split, "kwargs": k, "policy": p, "outcome": outcome, "error": err, "count": len(rs),
+             "seeds": [r.seed for r in rs], "instances": [r.instance for r in rs]}
+            for (e, split, k, p, outcome, err), rs in groups.items()
         ]
 
     def to_markdown(self, *, legend: bool = True) -> str:
-        """A Markdown table of :meth:`summary` (the runner's columns and the REALM metrics;
-        problem-specific metrics stay in the JSON report), the errors, and (``legend``) what
-        each column means."""
-        rows = self.summary()
+        """Markdown: the summary table (the runner's columns and the REALM metrics, means
+        with their intervals; problem-specific metrics stay in the JSON report), the per-size
+        table, the table across seeds, the errors, and (``legend``) what each column means."""
+        rows, sizes = report_tables(self.results)
         if not rows:
             return "(no episodes)\n"
-
-        present = {k for row in rows for k in row}
-        columns = [c for c in (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS) if c in present]
-        if all(row["kwargs"] == "{}" for row in rows):
-            columns.remove("kwargs")
-        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        for row in rows:
-            lines.append("| " + " | ".join(_cell(c, row.get(c)) for c in columns) + " |")
-        errors = self.error_groups()
-        if errors:
-            lines += ["", f"**Errors** ({self.n_errors} of {len(self.results)} episodes raised):", ""]
-            for g in errors:
-                kwargs = "" if g["kwargs"] == "{}" else f" {g['kwargs']}"
-                seeds = ", ".join(str(s) for s in g["seeds"])
-                lines.append(
-                    f"- {g['env']}{kwargs} x {g['policy']}: {g['count']} episode(s) (seed {seeds}): "
-                    f"{_one_line(g['error'])}"
-                )
+        columns = _shown(rows, (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS))
+        lines = _table(rows, columns, _summary_cell)
+        size_columns = _shown(sizes, (*SIZE_COLUMNS, *REALM_METRICS))
+        if sizes:
+            lines += ["", "**By size**", "", *_table(sizes, size_columns, _summary_cell)]
+        seed_columns = _shown(rows, SEED_COLUMNS)
+        if any(row["pass_at_k"] for row in rows):
+            lines += ["", "**Across seeds**", "", *_table(rows, seed_columns, _seed_cell)]
+        lines += self._error_lines()
         if self.card:
             lines += ["", *RunCard.from_json(self.card).markdown(self.spent())]
         if legend:
+            described = dict.fromkeys([*columns, "intervals", *(size_columns if sizes else ()),
+                                       *(seed_columns if any(row["pass_at_k"] for row in rows) else ())])
             lines += ["", "**Columns**", ""]
-            lines += [f"- `{c}`: {LEGEND[c]}" for c in columns if c in LEGEND]
+            lines += [f"- `{c}`: {LEGEND[c]}" for c in described if c in LEGEND]
         llm = llm_markdown(self.llm_summary(), self.prices, legend=legend)
         if llm:
             lines += ["", *llm]
         return "\n".join(lines) + "\n"
 
+    def _error_lines(self) -> list[str]:
+        """The **Errors** list: one line per group, infrastructure failures apart from the agent's."""
+        errors = self.error_groups()
+        if not errors:
+            return []
+        infra, agent = self.n_infra_errors, self.n_errors - self.n_infra_errors
+        parts = [f"{infra} infrastructure failure(s), left out of the means"] if infra else []
+        parts += [f"{agent} raised by the agent, counted as failures"] if agent else []
+        lines = ["", f"**Errors** ({self.n_errors} of {len(self.results)} episodes raised: {'; '.join(parts)}):", ""]
+        for g in errors:
+            where = "".join(f" {x}" for x in (f"[{g['split']}]" if g["split"] else "",
+                                              g["kwargs"] if g["kwargs"] != "{}" else "") if x)
+            who = " (agent)" if g["outcome"] == AGENT_FAILED else ""
+            lines.append(f"- {g['env']}{where} x {g['policy']}{who}: {g['count']} episode(s) ({_episodes_text(g)}): "
+                         f"{_one_line(g['error'])}")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
+        rows, sizes = report_tables(self.results)
         data: dict[str, Any] = {
-            "summary": self.summary(),
+            "summary": rows,
+            "by_size": sizes,
             "errors": self.error_groups(),
             "episodes": [r.to_dict() for r in self.results],
             "columns": dict(LEGEND),
+            "bootstrap": dict(BOOTSTRAP),
         }
         llm = self.llm_summary()
         if llm:
@@ -198,7 +302,7 @@ class BenchmarkReport:
         """The budgets the episodes spent: wall time, and an LLM's tokens and requests."""
         out: dict[str, Any] = {"episodes": len(self.results),
                                "wall time": f"{sum(r.wall_time_s for r in self.results):.0f} s"}
-        tokens = sum(_tokens(r.usage) for r in self.results if r.usage)
+        tokens = sum(usage_tokens(r.usage) for r in self.results if r.usage)
         if tokens:
             out["tokens"] = int(tokens)
         return out
@@ -250,37 +354,6 @@ class BenchmarkReport:
         return ["return", *(m for m in REALM_METRICS if any(_is_number(r.get(m)) for r in rows))]
 
 
-def _summary_row(key: tuple[str, str, str], all_rs: list[EpisodeResult], applies: set[str]) -> dict[str, Any]:
-    """The summary row of one (env, kwargs, policy); ``applies``: the REALM metrics a finished
-    episode of the env and kwargs measured (what an unfinished one without them scores 0 on)."""
-    env_id, kwargs, policy = key
-    rs = [r for r in all_rs if r.error is None]
-    unfinished = sum(is_unfinished(r) for r in rs)
-    metric_names = sorted({k for r in rs for k, v in r.metrics.items() if _is_number(v)}
-                          | (applies if unfinished else set()))
-    row: dict[str, Any] = {
-        "env": env_id,
-        "kwargs": kwargs,
-        "policy": policy,
-        "episodes": len(all_rs),
-        "errors": len(all_rs) - len(rs),
-        "truncated": unfinished,
-        "return": _mean(r.episode_return for r in rs),
-        "completeness": _mean(r.completeness for r in rs),
-        "success": statistics.fmean(float(r.success and r.error is None) for r in all_rs),
-        "steps": _mean(r.steps for r in rs),
-        "invalid": _mean(r.invalid_actions for r in rs),
-        "time_s": statistics.fmean(r.wall_time_s for r in all_rs),
-    }
-    if any(r.usage for r in all_rs):
-        row["llm_tokens"] = _mean(_tokens(r.usage) for r in all_rs)
-        row["llm_requests"] = _mean(float(r.usage.get("requests", 0)) for r in all_rs)
-        row["llm_latency_s"] = _mean(float(r.usage.get("latency_s", 0.0)) for r in all_rs)
-    for name in metric_names:
-        row[name] = _mean(v for v in (scored_value(r, name, applies) for r in rs) if v is not None)
-    return row
-
-
 def _bar_width(rows: list[dict[str, Any]]) -> float:
     return 0.8 / max(len({r["policy"] for r in rows}), 1)
 
@@ -315,17 +388,3 @@ def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
     stripped = strip({k: v for k, v in report_json.items() if k != "card"})
     stripped["columns"] = {k: v for k, v in report_json.get("columns", {}).items()}  # the legend stays whole
     return stripped
-
-
-def _tokens(usage: Mapping[str, Any]) -> float:
-    total = usage.get("total_tokens")
-    if total is None:
-        total = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-    return float(total)
-
-
-def _kwargs_key(kwargs: Mapping[str, Any]) -> str:
-    """An env's kwargs as the report shows and groups them (canonical JSON)."""
-    return canonical_json(kwargs)
-
-

@@ -96,7 +96,9 @@ def test_a_dead_worker_gets_one_retry_then_the_episode_is_failed(tmp_path):
     assert errors[0] is None and errors[2] is None
     assert errors[1].startswith("WorkerDied: the worker process running it exited with code 3 (2 attempts)")
     (row,) = report.summary()
-    assert row["episodes"] == 3 and row["errors"] == 1
+    assert row["episodes"] == 3 and row["infra_errors"] == 1  # a lost worker: an infrastructure failure
+    assert report.results[1].outcome == "infra_failed"  # left out of every mean, success included
+    assert row["success"] == (report.results[0].success + report.results[2].success) / 2
 
 
 def test_workers_need_named_policies(lamps_id):

@@ -76,7 +76,7 @@ def test_crab_gym_run_counts_truncated_episodes_as_zero(tmp_path, capsys):
     cut = sum(not p["terminated"] for p in played)
     assert 0 < cut < len(played)  # a mix, or the test would prove nothing
     row = run_cli(tmp_path, len(played))
-    assert row["episodes"] == 8 and row["errors"] == 0 and row["truncated"] == cut
+    assert row["episodes"] == 8 and row["infra_errors"] == 0 and row["truncated"] == cut
     want = expected_means(played)
     for name in SCORES:
         assert row[name] == pytest.approx(want[name], abs=1e-12), name
@@ -137,7 +137,7 @@ def test_crab_gym_report_rebuilds_hand_written_records_under_the_rule(tmp_path):
     assert main(["report", str(tmp_path)]) == 0
     rows = {r["policy"]: r for r in json.loads((tmp_path / "report.json").read_text())["summary"]}
     greedy, stuck = rows["ridesharing_greedy"], rows["random"]
-    assert (greedy["episodes"], greedy["errors"], greedy["truncated"]) == (6, 1, 3)
+    assert (greedy["episodes"], greedy["infra_errors"], greedy["truncated"]) == (6, 1, 3)
     assert greedy["optimality"] == pytest.approx((0.6 + 0.8) / 5)
     assert greedy["planning_quality"] == pytest.approx(2 / 5)
     assert greedy["coordination"] == pytest.approx((0.5 + 0.7) / 4)  # seed 3 left out
@@ -150,7 +150,9 @@ def test_crab_gym_report_rebuilds_hand_written_records_under_the_rule(tmp_path):
     cells = {c["policy"]: c for c in (dict(zip(header, (x.strip() for x in line.strip("|").split("|"))))
                                       for line in table[2:4])}
     assert (cells["ridesharing_greedy"]["truncated"], cells["random"]["truncated"]) == ("3", "2")
-    assert (cells["ridesharing_greedy"]["optimality"], cells["random"]["optimality"]) == ("0.280", "0.000")
+    # each mean with its bootstrap interval (random: every value 0, so [0, 0])
+    assert cells["ridesharing_greedy"]["optimality"].startswith("0.280 [")
+    assert cells["random"]["optimality"] == "0.000 [0.00, 0.00]"
 
 
 def test_every_realm_env_scores_a_cut_episode_zero():
