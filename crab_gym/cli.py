@@ -366,7 +366,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:  # written first: a killed run's `crab-gym report` still has its card
         write_card(args.out, card)
     try:
-        report = bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"))
+        report = bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"),
+                           retry_errors=args.retry_errors)
     except EpisodeStoreConflict as exc:
         raise UsageError(str(exc)) from None
     except EpisodeStoreError as exc:
@@ -385,9 +386,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"their tracebacks are in {Path(args.out) / 'report.json'}" if args.out
             else "add --out DIR to keep their tracebacks in report.json"
         )
+        retry = (f"; rerun with --retry-errors to run the {report.n_infra_errors} infrastructure failure(s) again"
+                 if args.out and report.n_infra_errors else "")
         print(
             f"crab-gym run: {report.n_errors} of {len(report.results)} episodes raised an error "
-            f"(listed under Errors above; {tracebacks})",
+            f"(listed under Errors above; {tracebacks}{retry})",
             file=sys.stderr,
         )
         return 1
@@ -583,6 +586,10 @@ def _add_run_execution(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--address", default=None, metavar="ADDR",
                        help="the Ray cluster to join, e.g. auto (on a node where `ray start` ran) or "
                             "ray://HOST:10001 (needs --backend ray; default: start a local cluster)")
+    p_run.add_argument("--retry-errors", action="store_true",
+                       help="with --out: run again the stored episodes that failed on infrastructure (the env, "
+                            "a worker or the model API raised) instead of resuming them; the new record replaces "
+                            "the old in the report (default: resume every stored episode)")
     p_run.add_argument("--max-rps", type=_positive_float, default=None, metavar="R",
                        help="LLM policies: at most R requests per second to the model server, over "
                             "all workers (default: no limit)")

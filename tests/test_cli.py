@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -157,6 +158,7 @@ def test_an_episode_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path
     assert f"| {flaky_id} | random | 4 | 2 | 0 | 3.000 [3.00, 3.00] | 1.000 [1.00, 1.00] | 1.000 [1.00, 1.00] | 3 | 0 |" in md
     assert f"- {flaky_id} x random: 2 episode(s) (seed 1, 3): RuntimeError: flaky sensor at step 2" in md
     assert "infrastructure failure(s), left out of the means" in md
+    assert "rerun with --retry-errors to run the 2 infrastructure failure(s) again" in err
     assert "Errors" in out and "flaky sensor" in out  # printed too
 
 
@@ -167,6 +169,43 @@ def test_interrupt_keeps_the_episodes_done_so_far(capsys, tmp_path, flaky_id):
     assert code == 130 and "interrupted after 2 episode(s)" in err
     data = json.loads((tmp_path / "report.json").read_text())
     assert [e["seed"] for e in data["episodes"]] == [0, 1]
+
+
+class GatedEnv(FlakyEnv):
+    """Three steps per episode; ``step`` raises (an env or server failure) on odd seeds while
+    the ``gate`` file does not exist."""
+
+    def __init__(self, gate: str = ""):
+        self.gate = gate
+
+    def step(self, action):
+        self.t += 1
+        if self.seed_ % 2 and not Path(self.gate).exists():
+            raise ConnectionError("the simulator server is down")
+        return 0, 1.0, self.t == 3, False, {"completeness": self.t / 3}
+
+
+def test_retry_errors_reruns_the_infrastructure_failures(capsys, tmp_path):
+    gym.register("GatedTest-v0", entry_point=GatedEnv)
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    argv = ["run", "--env", "GatedTest-v0", "--env-kwargs", json.dumps({"gate": str(gate)}), "--policy", "random",
+            "--episodes", "4", "--quiet", "--out", str(out)]
+    try:
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 1 and "rerun with --retry-errors to run the 2 infrastructure failure(s) again" in err
+        gate.touch()  # the server is back
+        code, _, err = run_cli(capsys, *argv)  # resuming keeps the stored failures
+        assert code == 1 and "resumed 4 of 4 episodes" in err
+        code, out_text, err = run_cli(capsys, *argv, "--retry-errors")
+        assert code == 0, err
+        assert "retrying 2 episode(s) that failed on infrastructure" in err and "running the other 2" in err
+    finally:
+        gym.registry.pop("GatedTest-v0", None)
+    data = json.loads((out / "report.json").read_text())
+    assert [e["error"] for e in data["episodes"]] == [None] * 4 and data["errors"] == []
+    assert data["summary"][0]["infra_errors"] == 0 and data["summary"][0]["success"] == 1.0
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 6  # the retries appended
+    assert "**Errors**" not in out_text
 
 
 def test_success_means_a_complete_feasible_plan():

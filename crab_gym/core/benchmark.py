@@ -15,8 +15,9 @@ seeds or step caps) is refused too, so that two runs never mix in one report; a 
 adds episodes (more seeds, another policy) to a directory extends it. The runner (not the
 env) measures wall-clock time, so envs stay deterministic.
 
-An episode that raises never loses the others: it is recorded with its error and the run
-goes on. A Ctrl-C still stops the run; the :class:`KeyboardInterrupt` then carries the
+An episode that raises never loses the others: it is recorded with its error (blamed on the
+agent or the infrastructure, :mod:`crab_gym.core.outcome`) and the run goes on; a rerun with
+``retry_errors`` runs the infrastructure failures again. A Ctrl-C still stops the run; the :class:`KeyboardInterrupt` then carries the
 episodes finished so far as ``partial_report``.
 """
 
@@ -31,6 +32,7 @@ from crab_gym.core.episode import EnvCase, EpisodeResult, EpisodeSpec, canonical
 from crab_gym.core.episode_runner import EpisodeContext, Policy, PolicyFactory
 from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
 from crab_gym.core.executors import check_picklable, make_executor
+from crab_gym.core.outcome import is_infra_failure
 from crab_gym.core.progress import EpisodeProgress
 from crab_gym.core.report import (
     COUNT_COLUMNS,
@@ -120,6 +122,7 @@ class Benchmark:
         out: str | Path | None = None,
         policy_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
         log: Callable[[str], None] | None = None,
+        retry_errors: bool = False,
     ) -> BenchmarkReport:
         """Run every policy on every env for every seed; return the report.
 
@@ -135,17 +138,23 @@ class Benchmark:
             policy_kwargs: name -> keyword arguments of that policy's factory (part of the
                 episodes' identity).
             log: receives notes for the user (episodes resumed, a torn line dropped).
+            retry_errors: with ``out``, run again the stored episodes that failed on
+                infrastructure (:mod:`crab_gym.core.outcome`) instead of resuming them; each
+                new record is appended and replaces the old one in the report.
         """
         plan = self.specs(list(policies), policy_kwargs)
         store = EpisodeStore(out) if out is not None else None
         say = log or (lambda _message: None)
         with store.locked() if store is not None else nullcontext():
             stored = _stored_for_plan(store, plan) if store is not None else []
-            stored_keys = {r.spec.key for r in stored}
+            kept = [r for r in stored if not (retry_errors and is_infra_failure(r))]
+            stored_keys = {r.spec.key for r in kept}
             pending = [spec for spec in plan if spec.key not in stored_keys]
             resumed = len(plan) - len(pending)
             for note in store.notes if store is not None else []:
                 say(note)
+            if len(kept) < len(stored):
+                say(f"retrying {len(stored) - len(kept)} episode(s) that failed on infrastructure")
             if resumed:
                 say(f"resumed {resumed} of {len(plan)} episodes from {store.path}; running the other {len(pending)}")
             finished = self._execute(policies, pending, store, EpisodeProgress(len(plan), resumed, enabled=progress),

@@ -5,7 +5,9 @@ at most the episode that was being written. On read, a torn last line (the write
 short) is dropped with a note; a bad line anywhere else, and a line that is JSON but not an
 episode record (a missing field, a value of the wrong type) anywhere, is corruption and an error
 that names the file and the line. The store is the run's source of truth: reports are rebuilt
-from it, and a rerun skips the episodes it already holds.
+from it, and a rerun skips the episodes it already holds (with ``--retry-errors``, all but
+those that failed on infrastructure: their new record is appended, and the last record of an
+episode is the one that counts).
 
 One run writes a directory at a time: :meth:`EpisodeStore.locked` holds an advisory lock on
 ``episodes.jsonl.lock`` (``fcntl``; no lock where the platform has none), and a second run into
@@ -92,16 +94,14 @@ class EpisodeStore:
 
     # ------------------------------------------------------------------ reading
     def load(self) -> list[EpisodeResult]:
-        """Every stored episode, first copy of each spec only (in file order)."""
+        """Every stored episode, the last record of each spec (in the order specs first
+        appear): a run with ``retry_errors`` appends a new record for an episode whose stored
+        one failed on infrastructure, and the new one replaces it."""
         results, _ = self._scan()
-        seen: set[str] = set()
-        unique = []
+        last: dict[str, EpisodeResult] = {}
         for result in results:
-            key = result.spec.key
-            if key not in seen:
-                seen.add(key)
-                unique.append(result)
-        return unique
+            last[result.spec.key] = result
+        return list(last.values())
 
     def keys(self) -> set[str]:
         """The spec keys already stored (what a rerun skips)."""
