@@ -400,7 +400,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _card(args: argparse.Namespace, cases: Sequence[EnvCase], policies: dict[str, NamedPolicy],
           prices: Prices) -> dict[str, Any]:
     """The run's card (split, instances, seeds, budgets, tracks, model, versions, command)."""
-    models = {name: str(p.options["model"]) for name, p in policies.items() if "model" in p.options}
+    models = {name: str(p.options["model"]) for name, p in policies.items() if "model" in getattr(p, "options", {})}
     seeds = range(args.seed, args.seed + args.episodes)
     return run_card(getattr(args, "argv", []), cases, seeds, args.max_steps, list(policies), args.track, models,
                     prices).to_json()
@@ -564,7 +564,7 @@ def _add_run_selection(p_run: argparse.ArgumentParser) -> None:
                             "(docs/evaluation.md)? The oracle is always solver-allowed (default: %(default)s)")
     p_run.add_argument("--rerun", default=None, metavar="REPORT",
                        help="run again the command on the card of REPORT (a report.json or its --out directory); "
-                            "beside it give only --out, --workers, --quiet, --backend, --address")
+                            "beside it give only --out, --workers, --quiet, --backend, --address, --retry-errors")
     p_run.add_argument("--model", nargs="+", default=None, metavar="NAME",
                        help=f"LLM policies: the model(s) to ask; each runs every episode, as policy "
                             f"<policy>:<model> (one report row per model x env; default: ${MODEL_ENV})")

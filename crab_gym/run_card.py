@@ -19,7 +19,7 @@ from crab_gym.core.episode import EnvCase
 #: Policies that call a solver by construction (docs/evaluation.md, "Evaluation tracks").
 SOLVER_POLICIES = frozenset({"oracle"})
 #: What may be given beside ``--rerun``: where the results go and how the episodes are spread.
-RERUN_OPTIONS = ("--rerun", "--out", "--workers", "--quiet", "--backend", "--address")
+RERUN_OPTIONS = ("--rerun", "--out", "--workers", "--quiet", "--backend", "--address", "--retry-errors")
 
 
 class RerunError(ValueError):

@@ -134,8 +134,10 @@ def test_crab_gym_run_plays_the_greedy(family: ProblemSpec, capsys: pytest.Captu
     code = cli_main(["run", "--env", ENV_ID, "--policy", GREEDY, "oracle", "--episodes", "2", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
-    # episodes, errors, truncated, return
-    assert f"| {ENV_ID} | {GREEDY} | 2 | 0 | 0 |" in out and f"| {ENV_ID} | oracle | 2 | 0 | 0 | 1.000 |" in out
+    # a problem that declares no splits plays all its 6 shipped instances, 2 seeds each:
+    # split, episodes, instances, infra_errors, truncated (then the oracle's return)
+    assert f"| {ENV_ID} | {GREEDY} | all | 12 | 6 | 0 | 0 |" in out, out
+    assert f"| {ENV_ID} | oracle | all | 12 | 6 | 0 | 0 | 1.000 [1.00, 1.00] |" in out, out
 
 
 def test_check_role_agrees_with_the_reference_and_the_env(family: ProblemSpec) -> None:

@@ -48,7 +48,7 @@ def test_the_card_says_what_ran_and_a_rerun_gives_the_same_report(capsys, tmp_pa
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["--env", "Realm-P1-v0"], "beside it give only --out, --workers, --quiet, --backend, --address (not --env)"),
+    (["--env", "Realm-P1-v0"], "beside it give only --out, --workers, --quiet, --backend, --address, --retry-errors (not --env)"),
     ([], "has no 'card'"),
 ])
 def test_a_rerun_that_cannot_be_done_is_one_line(capsys, tmp_path, argv, fragment):
