@@ -10,7 +10,8 @@ is checked with it: record before, record after, compare::
 
 ``record`` plays one episode per (id, shipped instance, policy): the oracle, the id's greedy
 heuristic and the seeded random policy (seed 0), and keeps the complete episode metrics
-(deferred adaptation finished, as the runner reports it), the return and the step count.
+(deferred adaptation finished, as the runner reports it), the return (with the env's
+``deferred_reward()``, as the runner's) and the step count.
 ``compare`` prints every value that differs and exits 1 if any does. ``--ids`` limits both.
 """
 
@@ -27,7 +28,7 @@ import gymnasium as gym
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.core.episode_runner import deferred_return, finished_metrics
 from crab_gym.datasets import list_instances
 from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
@@ -50,7 +51,9 @@ def _episode(env_id: str, instance: str, spec: Any) -> dict[str, Any]:
         while not done:
             obs, reward, terminated, truncated, info = env.step(policy(obs, info))
             total, steps, done = total + float(reward), steps + 1, terminated or truncated
-        return {"return": total, "steps": steps, **finished_metrics(env, info)}
+        metrics = finished_metrics(env, info)
+        total += deferred_return(env) if terminated else 0.0  # as the runner's return (0 when nothing waited)
+        return {"return": total, "steps": steps, **metrics}
     finally:
         env.close()
 

@@ -113,6 +113,10 @@ class EpisodeResult:
     ``wall_time_s`` and ``usage["latency_s"]`` are wall-clock measurements by the runner;
     ``usage`` also holds a policy's resource use (LLM tokens and requests), REALM's
     resource-usage metric, which never goes through the env's ``info``.
+
+    ``episode_return`` is the sum of the step rewards plus ``deferred_return``: the part the
+    env settled after the episode (``env.unwrapped.deferred_reward()``: the optimality term of
+    an instance whose reference was solved after the last step; 0 when nothing waited).
     """
 
     env_id: str
@@ -134,10 +138,14 @@ class EpisodeResult:
     max_steps: int | None = None
     policy_kwargs: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
+<<<<<<< HEAD
     split: str | None = None
     instance: str | None = None
     size: str | None = None
     error_kind: str | None = None
+=======
+    deferred_return: float = 0.0
+>>>>>>> score-at-once
 
     @classmethod
     def for_spec(cls, spec: EpisodeSpec) -> EpisodeResult:

@@ -251,7 +251,7 @@ def _play(env: gym.Env, policy: Policy, tally: EpisodeResult, max_steps: int, ca
         if tally.steps >= max_steps and not terminated:
             truncated = True
     tally.terminated, tally.truncated = bool(terminated), bool(truncated)
-    tally.metrics = episode_metrics(env, info, tally.terminated, fired)
+    settle_episode(env, tally, info, fired)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
 
 
@@ -272,8 +272,26 @@ def _play_whole(env: gym.Env, policy: Any, tally: EpisodeResult, max_steps: int,
     tally.episode_return, tally.steps = float(played.episode_return), int(played.steps)
     tally.invalid_actions, tally.completeness = int(played.invalid_actions), float(played.completeness)
     tally.terminated, tally.truncated = bool(played.terminated), bool(played.truncated)
-    tally.metrics = episode_metrics(env, played.info, tally.terminated, None)
+    settle_episode(env, tally, played.info, None)
     tally.success = episode_success(tally.terminated, tally.completeness, tally.metrics)
+
+
+def settle_episode(env: gym.Env, tally: EpisodeResult, info: Mapping[str, Any],
+                   disruptions_fired: int | None) -> None:
+    """Fill in ``tally``'s metrics (:func:`episode_metrics`) and add to its return what the env
+    settled after the episode (:func:`deferred_return`), so that the return agrees with the
+    optimality reported beside it."""
+    tally.metrics = episode_metrics(env, info, tally.terminated, disruptions_fired)
+    tally.deferred_return = deferred_return(env) if tally.terminated else 0.0
+    tally.episode_return += tally.deferred_return
+
+
+def deferred_return(env: gym.Env) -> float:
+    """The part of a finished episode's return its env withheld from the last reward (a
+    reference solved after the episode): ``env.unwrapped.deferred_reward()``, 0 for an env
+    without one."""
+    settle = getattr(env.unwrapped, "deferred_reward", None)
+    return float(settle()) if callable(settle) else 0.0
 
 
 def episode_metrics(env: gym.Env, info: Mapping[str, Any], terminated: bool,

@@ -183,7 +183,7 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "invalid_actions": ((int,), "a whole number"), "index": ((int,), "a whole number"),
     "max_steps": ((int, type(None)), "a whole number or null"),
     "episode_return": (_NUMBER, "a number"), "completeness": (_NUMBER, "a number"),
-    "wall_time_s": (_NUMBER, "a number"),
+    "wall_time_s": (_NUMBER, "a number"), "deferred_return": (_NUMBER, "a number"),
     "terminated": ((bool,), "true or false"), "truncated": ((bool,), "true or false"),
     "success": ((bool,), "true or false"),
     "error": ((str, type(None)), "a string or null"), "traceback": ((str, type(None)), "a string or null"),

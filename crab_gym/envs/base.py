@@ -7,7 +7,9 @@ It owns what every env must do the same way, so that each problem only writes it
 * validation: an invalid action (malformed, out of range, masked) leaves the state unchanged
   and says why in ``info`` -- never an exception, never silent corruption;
 * reward = ``progress_weight`` x rise of the evaluator graph's completeness, plus at the end
-  ``optimality_weight`` x the optimality ratio (defaults 0.5/0.5: a return in [0, 1]);
+  ``optimality_weight`` x the optimality ratio (defaults 0.5/0.5: a return in [0, 1]); where
+  the ratio waits for a solve kept out of ``step()``, :meth:`CrabEnv.deferred_reward` gives
+  the rest of the return after the episode;
 * ``info`` with a fixed key set and no wall-clock values.
 """
 
@@ -124,6 +126,17 @@ class CrabEnv(gym.Env):
     def _terminal_optimality(self) -> float:
         """The optimality term of an episode's last reward (a subclass may defer what it needs)."""
         return self._optimality()
+
+    def _optimality_reward(self, optimality: float) -> float:
+        """The last reward's optimality term for ``optimality``: ``optimality_weight`` x it. One
+        place for the step and :meth:`deferred_reward`; a reward mode without the term returns 0."""
+        return self.optimality_weight * float(optimality)
+
+    def deferred_reward(self) -> float:
+        """What the finished episode's return lacks because part of its last reward waited for
+        work kept out of ``step()`` (a REALM env's reference solve): add it to the return you
+        summed to get the return the env gives when nothing waits. 0 here: nothing waits."""
+        return 0.0
 
     def _episode_end_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The metrics and solution reported when an episode ends (:meth:`_final_info`)."""
@@ -281,7 +294,7 @@ class CrabEnv(gym.Env):
         reward += self.progress_weight * (self.graph.completeness - before)
         if terminated:
             self._terminated = True
-            reward += self.optimality_weight * float(self._terminal_optimality())
+            reward += self._optimality_reward(self._terminal_optimality())
             metrics, solution = self._episode_end_info()
             self._cache.pop("mask", None)  # the final accounting may settle the state
         reward = self._step_reward(name, values, reward)

@@ -41,8 +41,12 @@ import numpy as np
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode import episode_success
+<<<<<<< HEAD
 from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.core.schema import emptiest_arguments
+=======
+from crab_gym.core.episode_runner import deferred_return, finished_metrics
+>>>>>>> score-at-once
 from crab_gym.datasets import generate_instance, list_instances
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
@@ -197,7 +201,7 @@ def _outcome(env: gym.Env, label: str, terminated: bool, total: float, info: Map
         terminated=terminated,
         feasible=bool(terminated and base._plan_feasible()),
         cost=None if cost is None else float(cost),
-        episode_return=float(total),
+        episode_return=float(total) + (deferred_return(env) if terminated else 0.0),  # as the runner's
         success=episode_success(terminated, completeness, metrics),
         completeness=completeness,
         metrics=metrics,

@@ -5,8 +5,9 @@ The words are the LLM adapter's (:class:`~crab_gym.wrappers.LLMAdapter`: the env
 rejecting it, the legal calls), so an MCP agent reads what ``LLMAgent`` reads. The record is an
 :class:`~crab_gym.core.episode.EpisodeResult` kept as ``crab-gym run``'s runner keeps it (steps,
 invalid calls, return, completeness, success), and the metrics at the end come from
-:func:`~crab_gym.core.episode_runner.episode_metrics`, which does the solves an env deferred
-out of ``step()`` -- so an MCP episode reports what ``crab-gym run`` reports for the same plan.
+:func:`~crab_gym.core.episode_runner.settle_episode`, which does the solves an env deferred
+out of ``step()`` and adds what they settle to the return -- so an MCP episode reports what
+``crab-gym run`` reports for the same plan.
 
 Nothing here waits on the network or knows the SDK: the server calls :meth:`McpEpisode.step`
 on its event loop (a planning env's step is microseconds) until a step is slow
@@ -25,7 +26,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
-from crab_gym.core.episode_runner import episode_metrics
+from crab_gym.core.episode_runner import settle_episode
 from crab_gym.wrappers import LLMAdapter
 
 #: What making an env raises for a bad id, keyword or instance: the caller's mistake.
@@ -199,7 +200,7 @@ class McpEpisode:
             self.finished = True
             if tally.error is None:
                 try:
-                    tally.metrics = episode_metrics(self.env, self._info, tally.terminated, None)
+                    settle_episode(self.env, tally, self._info, None)
                 except Exception as exc:  # noqa: BLE001 - recorded as `crab-gym run` records it
                     tally.error = f"{type(exc).__name__}: {exc}"
                     tally.traceback = tb.format_exc()

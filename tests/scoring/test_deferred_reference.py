@@ -1,8 +1,9 @@
 """No solver inside ``step()`` or ``reset()`` on an instance nobody shipped (issue 23): with the
 default ``reference_solve="deferred"`` a generated instance's episode solves nothing (its
 reference and solo baselines wait, the metrics say ``optimality_pending``), the runner's
-``finished_metrics`` then gives exactly the metrics the inline solve gives, and the return is the
-same however many solves are cached already."""
+``finished_metrics`` then gives exactly the metrics the inline solve gives (and
+``deferred_reward()`` the rest of the inline return), and the return is the same however many
+solves are cached already."""
 
 from __future__ import annotations
 
@@ -56,8 +57,11 @@ def test_a_generated_instance_is_solved_after_the_episode_with_the_inline_number
     inline_kwargs = {"reference_solve": "inline"}
     if "adaptation_pending" in info["metrics"]:
         inline_kwargs["adaptation_reference"] = "resolve"
-    _, inline_info, _ = _play(env_id, inst, **inline_kwargs)
+    inline_env, inline_info, inline_return = _play(env_id, inst, **inline_kwargs)
     assert finished == inline_info["metrics"]
+    # the rewards plus what the finish settled are the inline return (issue 34)
+    assert deferred_return + env.unwrapped.deferred_reward() == pytest.approx(inline_return, abs=1e-12)
+    assert inline_env.unwrapped.deferred_reward() == 0.0
     # the deferred return does not depend on what is cached: the same once everything is solved
     _, again_info, again_return = _play(env_id, inst)
     assert again_return == pytest.approx(deferred_return, abs=1e-12)

@@ -14,7 +14,8 @@ import functools
 import inspect
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -291,6 +292,11 @@ class RealmEnv(CrabEnv):
         self._last_event = ""
         self._adaptation_deferred = False  # the finished episode's adaptation solve waits
         self._finishing = False  # finish_metrics() is running the deferred solves now
+        # the last reward's optimality where it was measured against a stand-in for a reference
+        # that waited (else None), and the optimality measured once that reference is known:
+        # their difference is the deferred reward (deferred_reward())
+        self._waited_optimality: float | None = None
+        self._settled_optimality: float | None = None
         self._graph_of: tuple[Any, nx.DiGraph] | None = None  # (instance, its graph)
 
     # ------------------------------------------------------------------ the reference
@@ -353,7 +359,8 @@ class RealmEnv(CrabEnv):
 
     def _provisional_reference(self) -> Reference:
         """The yardstick while the reference waits for its solve: none by default (the
-        reward's optimality term is then 0, the metrics say ``optimality_pending``); a family
+        reward's optimality term is then 0 until :meth:`deferred_reward`, the metrics say
+        ``optimality_pending``); a family
         with a bound it gets without a solver returns it (P11: the lower bound)."""
         return Reference(value=None, status="PENDING", source="pending")
 
@@ -413,16 +420,24 @@ class RealmEnv(CrabEnv):
         measured against a reference found without a solve (shipped, given, or cheap to
         compute), else against the provisional yardstick (0 where there is none): never a
         solve inside ``step()``, and the same return for the same plan whatever has been
-        solved or cached before (a reference a solve gave is not used for the reward)."""
+        solved or cached before (a reference a solve gave is not used for the reward). What
+        that stand-in withheld, :meth:`deferred_reward` gives after the episode."""
+        value, waited = self._step_time_optimality()
+        self._waited_optimality, self._settled_optimality = (value if waited else None), None
+        return value
+
+    def _step_time_optimality(self) -> tuple[float, bool]:
+        """``(optimality, whether it stood in for one against a reference that waits)``."""
         if not self._defers_solves():
-            return self._optimality()
-        if self._reference is not None and self._reference_solved:  # finish_metrics() solved it
-            return self._with_reference(self._provisional_reference())
+            return self._optimality(), False
+        if self._reference is not None and self._reference_solved:  # a solve outside step() gave it
+            return self._with_reference(self._provisional_reference()), True
         try:
             with deferring_solves():
-                return self._optimality()
+                value = self._optimality()
         except SolvePending:
-            return 0.0
+            return 0.0, True
+        return value, self._reference is None  # None: measured against the provisional yardstick
 
     def _with_reference(self, reference: Reference) -> float:
         """:meth:`_optimality` measured against ``reference`` (0 if it has no measure)."""
@@ -470,6 +485,7 @@ class RealmEnv(CrabEnv):
         self._pending = None
         self._last_event = ""
         self._adaptation_deferred = False
+        self._waited_optimality = self._settled_optimality = None
 
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
@@ -522,17 +538,49 @@ class RealmEnv(CrabEnv):
         ``adaptation_reference="resolve"``, which solve inside the last ``step()``."""
         if not self._terminated:
             raise RuntimeError("finish_metrics() needs a finished episode: step until terminated first")
-        self._finishing, self._adaptation_deferred = True, False
+        self._adaptation_deferred = False
+        with self._solving_deferred():
+            self.reference  # noqa: B018 - looked up (solved) now, outside any deferral
+            metrics, _ = self._final_info()
+            self._settle_optimality()
+        return self._complete_metrics(metrics)
+
+    def deferred_reward(self) -> float:
+        """The part of the finished episode's return its last reward withheld: the optimality
+        term measured against the reference, solved now if it still waits (as by
+        :meth:`finish_metrics`), minus the term the last ``step()`` gave against a stand-in
+        (0, or P11's lower bound). The sum of the rewards plus this is the return of
+        ``reference_solve="inline"``. 0 when nothing waited (a shipped instance), before the
+        episode ends, and in a reward mode without an optimality term. The evaluation runner
+        adds it to the return (``EpisodeResult.deferred_return``); add it yourself after an
+        episode you stepped by hand."""
+        if not self._terminated or self._waited_optimality is None:
+            return 0.0
+        if self._settled_optimality is None:
+            with self._solving_deferred():
+                self._settle_optimality()
+        return self._optimality_reward(self._settled_optimality) - self._optimality_reward(self._waited_optimality)
+
+    def _settle_optimality(self) -> None:
+        """Measure the optimality the last reward stood in for (solves allowed: called inside
+        :meth:`_solving_deferred`), once per episode."""
+        if self._waited_optimality is not None and self._settled_optimality is None:
+            self._settled_optimality = float(self._optimality())
+
+    @contextmanager
+    def _solving_deferred(self) -> Iterator[None]:
+        """Run the solves the finished episode deferred (a reference that waited is looked up
+        again, solved if need be); what they leave in the per-instance memo is dropped after,
+        so that the next episodes' deferred lookups do not find it."""
+        self._finishing = True
         if self._reference_pending:
             self._forget_reference()
         try:
-            self.reference  # noqa: B018 - looked up (solved) now, outside any deferral
-            metrics, _ = self._final_info()
+            yield
         finally:
             self._finishing = False
-            if self.reference_solve == "deferred":  # what was solved here is not kept for the
-                self._cache.pop("per_instance", None)  # next episodes' deferred lookups
-        return self._complete_metrics(metrics)
+            if self.reference_solve == "deferred":
+                self._cache.pop("per_instance", None)
 
     def finish_adaptation(self) -> dict[str, Any]:
         """:meth:`finish_metrics` (its first name, when only the adaptation re-solve waited)."""

@@ -453,6 +453,9 @@ class ObfuscatedEnv(gym.Env):
     def finish_adaptation(self) -> dict[str, Any]:
         return self._shown(self._inner.unwrapped.finish_adaptation())
 
+    def deferred_reward(self) -> float:
+        return self._inner.unwrapped.deferred_reward()
+
     def joint_pass_call(self) -> dict[str, Any] | None:
         call = self._inner.unwrapped.joint_pass_call()
         return None if call is None else self.shown_call(call)

@@ -191,7 +191,7 @@ class GroupToursEnv(RealmEnv):
     | `instance` | `"p2_small_00"` | a shipped name (`p2_small_00` ... `p2_large_05`; all: `crab_gym.datasets.list_instances("P2")`), a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file), a mapping, or a `P2Instance` |
     | `generator` | `None` | draw a fresh instance on every reset: `{"n_groups": g, "n_guides": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
-    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; the metrics say `optimality_pending` until then); `"inline"`: solved inside the last `step()` |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a timeline per guide) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights (see Rewards) |
 

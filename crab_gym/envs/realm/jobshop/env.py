@@ -191,7 +191,7 @@ class JobShopEnv(RealmEnv):
     | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
     | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high", "construction"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards); `"construction": "bound_tight"` draws instances whose optimum is known by construction instead (reference `OPTIMAL_BY_CONSTRUCTION`, with its plan, no solver; needs `n_jobs >= n_machines`) |
     | `reference` | `float` or `"bound"` | `None` | a known makespan to score against instead of the best known; `"bound"`: an instance with no best known value is scored against its lower bound, without a solver (for training on `generator=`) |
-    | `reference_solve` | `"deferred"` or `"inline"` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is not solved inside `step()` or `reset()`: the reward measures against its lower bound, the metrics say `optimality_pending` and `finish_metrics()` (the evaluation runner calls it) solves it; `"inline"`: solved at the episode's end, inside `step()` |
+    | `reference_solve` | `"deferred"` or `"inline"` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is not solved inside `step()` or `reset()`: the reward measures against its lower bound, the metrics say `optimality_pending` and `finish_metrics()` (the evaluation runner calls it) solves it; `deferred_reward()` then gives the rest of the optimality term, and the runner adds it to the return (0 with `reward_mode="makespan"`); `"inline"`: solved at the episode's end, inside `step()` |
     | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
     | `render_mode` | `"ansi"`, `"rgb_array"` or `None` | `None` | `ansi`: each machine's operations as text (`j3[0-94)` is job 3 from 0 to 94); `rgb_array`: a Gantt chart with the makespan (black) and the reference (red) |
     | `invalid_action_penalty` | `float` | 0.0 | subtracted from the reward of an invalid action |
@@ -425,6 +425,11 @@ class JobShopEnv(RealmEnv):
         if self.reward_mode == "makespan":  # minus the rise of the makespan lower bound
             return -float(self.schedule.lb_makespan - self._lb_before)
         return reward
+
+    def _optimality_reward(self, optimality: float) -> float:
+        """No optimality term in the makespan mode (its return is the initial bound minus the
+        makespan), so nothing of it waits for a solve either (:meth:`deferred_reward` is 0)."""
+        return 0.0 if self.reward_mode == "makespan" else super()._optimality_reward(optimality)
 
     def _fast_dispatch_job(self, action: Any) -> int | None:
         """The job of a well-formed, legal dispatch element or tool call, else None."""

@@ -218,7 +218,7 @@ class ThanksgivingEnv(RealmEnv):
     | `instance` | `"p6_small_00"` | a shipped name (`crab_gym.datasets.list_instances("P6")`), a JSON file (crab_gym's format or an upstream REALM-Bench P6 file), a mapping, or a `ThanksgivingInstance` (its delays are ignored) |
     | `generator` | `None` | `{"n_members": 4, "n_tasks": 5, "n_cars": 2, "size": "small"}`: a fresh instance per reset; overrides `instance`; its reference is solved after the episode (see `reference_solve`) and cached |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
-    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; the metrics say `optimality_pending` until then); `"inline"`: solved inside the last `step()` |
+    | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a Gantt chart of cooks, cars and the oven) |
     | `invalid_action_penalty`, `progress_weight`, `optimality_weight` | `0.0`, `0.5`, `0.5` | the reward weights |
 

@@ -163,7 +163,7 @@ class WeddingEnv(FleetEnv):
     | ``instance`` | a shipped name (``"p5_small_00"`` ... ``"p5_large_05"``), a JSON path (crab_gym's or an upstream REALM-Bench P5/P8 file), a mapping, or a ``WeddingInstance`` |
     | ``generator`` | ``{"n_guests": 3, "n_errands": 3, "n_vehicles": 2, "size": "small"}``: draw a fresh instance on every ``reset(seed=...)``; references are solved after the episode (see ``reference_solve``) and cached |
     | ``reference`` | a known reference cost to use instead |
-    | ``reference_solve`` | ``"deferred"`` (default): an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; the metrics say ``optimality_pending`` until then); ``"inline"``: solved inside the last ``step()`` |
+    | ``reference_solve`` | ``"deferred"`` (default): an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; until then the metrics say ``optimality_pending`` and the last reward's optimality term is 0: ``deferred_reward()`` gives that term after the episode, and the runner adds it to the return); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``"ansi"`` or ``"rgb_array"`` (a 640 x 420 map) |
     | ``invalid_action_penalty``, ``progress_weight``, ``optimality_weight`` | reward settings |
 

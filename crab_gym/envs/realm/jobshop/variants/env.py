@@ -111,7 +111,9 @@ class ShopEnv(RealmEnv):
     reference is `env.unwrapped.reference`: the shipped instance's best plan known (certified
     optimal where it meets the trivial lower bound or CP-SAT proves it; else CP-SAT's with
     status, bound, time and workers), or, for another instance, solved once by
-    `finish_metrics()` (deferred: the reward then measures against the trivial lower bound).
+    `finish_metrics()` (deferred: the reward then measures against the trivial lower bound;
+    `deferred_reward()` gives the rest of the term after the episode, and the evaluation
+    runner adds it to the return).
 
     ## Starting State
 
