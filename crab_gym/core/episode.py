@@ -138,14 +138,11 @@ class EpisodeResult:
     max_steps: int | None = None
     policy_kwargs: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
-<<<<<<< HEAD
     split: str | None = None
     instance: str | None = None
     size: str | None = None
     error_kind: str | None = None
-=======
     deferred_return: float = 0.0
->>>>>>> score-at-once
 
     @classmethod
     def for_spec(cls, spec: EpisodeSpec) -> EpisodeResult:

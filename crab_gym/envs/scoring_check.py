@@ -41,12 +41,8 @@ import numpy as np
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
 from crab_gym.core.episode import episode_success
-<<<<<<< HEAD
-from crab_gym.core.episode_runner import finished_metrics
-from crab_gym.core.schema import emptiest_arguments
-=======
 from crab_gym.core.episode_runner import deferred_return, finished_metrics
->>>>>>> score-at-once
+from crab_gym.core.schema import emptiest_arguments
 from crab_gym.datasets import generate_instance, list_instances
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
