@@ -12,6 +12,7 @@ and ``DIR/results.md`` are written at the end; ``--install`` copies them over th
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -65,9 +66,9 @@ def cmd_results(args: argparse.Namespace) -> int:
     except EpisodeStoreError as exc:
         return _usage(f"{exc} (fix or remove that line, or use another --out)")
     report.card = card
-    fresh = report.resumed == 0
     data = results_from_report(report, command=COMMAND, tracks=card["tracks"],
-                               wall_s=time.perf_counter() - start if fresh else None)
+                               wall_s=_wall(Path(args.out), report, time.perf_counter() - start),
+                               env_order=[case.env_id for case in bench.cases])
     written = _write(Path(args.out), data, report)
     if args.install:
         written += _install(Path(args.out), data)
@@ -78,6 +79,19 @@ def cmd_results(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _wall(out: Path, report: Any, seconds: float) -> float | None:
+    """The regeneration's wall time: this run's when it ran every episode (kept in
+    ``DIR/wall.json``), the kept one when it ran none (the table rebuilt from a whole run),
+    None when it resumed part of a run (no measure of a regeneration)."""
+    kept = out / "wall.json"
+    if report.resumed == 0:
+        kept.write_text(json.dumps({"wall_s": seconds}))
+        return seconds
+    if report.resumed == len(report.results) and kept.exists():
+        return float(json.loads(kept.read_text())["wall_s"])
+    return None
 
 
 def _usage(message: str) -> int:
@@ -100,7 +114,8 @@ def _write(out: Path, data: dict[str, Any], report: Any) -> list[Path]:
 def _install(out: Path, data: dict[str, Any]) -> list[Path]:
     """Copy the results over the shipped file and the docs page of this checkout."""
     shipped = CHECKOUT / "crab_gym" / "results" / REFERENCE_FILE
-    shipped.write_text(json.dumps(data, separators=(",", ":"), default=str) + "\n")
+    text = json.dumps(data, separators=(",", ":"), default=str) + "\n"
+    shipped.write_bytes(gzip.compress(text.encode(), mtime=0))  # mtime 0: the same table, the same bytes
     page = CHECKOUT / "docs" / "results.md"
     page.write_text(results_markdown(data))
     written = [shipped, page]
