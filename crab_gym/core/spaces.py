@@ -409,6 +409,10 @@ class ActionCodec:
         actions: the actions, in the order their ``OneOf`` indices follow.
     """
 
+    #: a codec's tables are fixed when it is built (the env contract check skips them)
+    static_attributes = ("actions", "index", "_codecs", "single", "space", "finite", "flat_offsets", "_flat_shapes",
+                         "n_flat")
+
     def __init__(self, actions: Sequence[Action]) -> None:
         self.actions = list(actions)
         if not self.actions:

@@ -31,6 +31,7 @@ prints one row per id.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import copy
 import functools
 import math
@@ -44,6 +45,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from crab_gym.core.action import Action
 from crab_gym.core.spaces import short_repr
 from crab_gym.envs.registration import realm_ids, register_envs
 from crab_gym.envs.scoring_check import ScoringReport
@@ -132,7 +134,11 @@ def state_snapshot(env: gym.Env) -> Any:
     base = env.unwrapped
     skip = _SNAPSHOT_SKIP | set(getattr(base, "transient_attributes", ())) | set(getattr(base, "derived_attributes", ()))
     state = {k: v for k, v in vars(base).items() if k not in skip}
-    return _freeze(state, 0, set())
+    token = _MEMO.set({})  # an object the state holds twice (the instance: env, sim, snapshot) is walked once
+    try:
+        return _freeze(state, 0, set())
+    finally:
+        _MEMO.reset(token)
 
 
 def transient_snapshot(env: gym.Env) -> dict[str, Any]:
@@ -155,6 +161,8 @@ def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
         return _freeze(obj.item(), depth, seen)
     if isinstance(obj, _OPAQUE_TYPES) or callable(obj) and not hasattr(obj, "__dict__"):
         return f"<{type(obj).__name__}>"
+    if isinstance(obj, Action):  # a tool's definition, fixed when the env is made: its name says which
+        return ("action", type(obj).__name__, obj.name, repr(getattr(obj, "bound_arguments", None)))
     if depth > 12:
         return f"<deep {type(obj).__name__}>"
     if id(obj) in seen:
@@ -162,8 +170,28 @@ def _freeze(obj: Any, depth: int, seen: set[int]) -> Any:
     return _freeze_composite(obj, depth, seen | {id(obj)})
 
 
+#: Within one :func:`state_snapshot`: object id -> its image (each object walked once; the
+#: objects are alive for the whole call, so an id names one object).
+_MEMO: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("contract_snapshot_memo", default=None)
+#: Leaf types a container of which freezes to a tuple of its items at once (the fast path: a
+#: simulation's history and an instance's matrices are long lists of numbers).
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
+def _plain_items(items: Any) -> tuple | None:
+    """The items as a comparable tuple when every one is a plain value (NaN as ``"nan"``), else None."""
+    values = tuple(items)
+    if not all(type(v) in _PLAIN for v in values):
+        return None
+    return tuple("nan" if v != v else v for v in values)  # noqa: PLR0124 - NaN is the one value unequal to itself
+
+
 def _freeze_composite(obj: Any, depth: int, seen: set[int]) -> Any:
     """``_freeze`` of a container or an object (``seen`` already holds ``obj``)."""
+    if isinstance(obj, (list, tuple)) or type(obj).__name__ == "deque":
+        plain = _plain_items(obj)
+        if plain is not None:
+            return (type(obj).__name__, plain)
     if isinstance(obj, Mapping):
         return ("map", tuple(sorted(((repr(k), _freeze(v, depth + 1, seen)) for k, v in obj.items()),
                                     key=lambda kv: kv[0])))
@@ -173,21 +201,31 @@ def _freeze_composite(obj: Any, depth: int, seen: set[int]) -> Any:
         return (type(obj).__name__, tuple(_freeze(v, depth + 1, seen) for v in obj))
     if isinstance(obj, spaces.Space):
         return f"<space {obj}>"
+    memo = _MEMO.get()
+    if memo is not None and id(obj) in memo:
+        return memo[id(obj)]
     attrs = _object_attributes(obj)
     if not attrs:
         return f"<{type(obj).__name__}>"
-    return (type(obj).__name__, _freeze({k: v for k, v in attrs.items() if k not in _SNAPSHOT_SKIP},
-                                        depth + 1, seen))
+    image = (type(obj).__name__, _freeze({k: v for k, v in attrs.items() if k not in _SNAPSHOT_SKIP},
+                                         depth + 1, seen))
+    if memo is not None:
+        memo[id(obj)] = image
+    return image
 
 
 def _object_attributes(obj: Any) -> dict[str, Any]:
-    """An object's state: its ``__dict__`` and the ``__slots__`` it has set."""
+    """An object's state: its ``__dict__`` and the ``__slots__`` it has set, without the
+    ``static_attributes`` its class declares (set when it is built, never changed after:
+    walking an evaluator graph's topology at every refused step cost the P8 contract check 90 s)."""
     attrs: dict[str, Any] = {}
     if hasattr(obj, "__dict__"):
         attrs.update(vars(obj))
     for slot in getattr(type(obj), "__slots__", ()):
         if hasattr(obj, slot):
             attrs[slot] = getattr(obj, slot)
+    for name in getattr(type(obj), "static_attributes", ()):
+        attrs.pop(name, None)
     return attrs
 
 
@@ -482,7 +520,9 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
         action, kind, expect_invalid = _pick_action(maker, rng.random())
         report.invalid_tried += expect_invalid
         report.out_of_space_tried += kind == "out-of-space"
-        before = _Before(state=state_snapshot(env), obs=copy.deepcopy(obs), scratch=transient_snapshot(env))
+        # a legal action needs no snapshot: its refusal is a failure of its own (_check_step)
+        before = None if kind == "legal" else _Before(state=state_snapshot(env), obs=copy.deepcopy(obs),
+                                                      scratch=transient_snapshot(env))
         try:
             obs, reward, terminated, truncated, info = env.step(action)
         except Exception as exc:  # noqa: BLE001
@@ -497,7 +537,7 @@ def _play(env: gym.Env, report: ContractReport, *, steps: int, seed: int, record
         report.steps += 1
         if record is not None:
             record.append(("step", _freeze(action, 0, set()), obs, reward, terminated, truncated, info))
-        if not _check_step(report, kind, expect_invalid, action, reward, info, info_keys):
+        if not _check_step(report, kind, expect_invalid, action, reward, info, info_keys) and before is not None:
             _check_refusal(env, report, kind, action, obs, reward, info, before, penalty, static_obs)
         ret += float(reward)
         if terminated or truncated:
