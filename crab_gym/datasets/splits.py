@@ -2,7 +2,7 @@
 
 >>> from crab_gym.datasets.splits import select
 >>> [case.instance for case in select(["Realm-P1-v0"])]  # the quick split, the default
-['p1_small_00', 'p1_medium_00', 'p1_small_03']
+['p1_small_00', 'p1_small_03', 'p1_medium_00']
 >>> len(select(["Realm-P1-v0"], split="test"))
 12
 

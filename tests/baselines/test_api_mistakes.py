@@ -13,7 +13,8 @@ from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, PolicyMismatchEr
 
 @pytest.mark.parametrize(("policy", "env_id", "fits"), [
     ("spt", "Realm-P1-v0", "it fits Realm-P11-v0; policies that fit Realm-P1-v0: random, oracle, p1_insertion"),
-    ("p7_greedy", "Realm-P3-v0", "it fits Realm-P7-v0; policies that fit Realm-P3-v0: random, oracle, ridesharing_greedy"),
+    ("p7_greedy", "Realm-P3-v0", "it fits Realm-P7-v0; policies that fit Realm-P3-v0: random, oracle, do_nothing, "
+                                 "ridesharing_greedy"),
 ])
 def test_a_policy_given_an_env_it_does_not_fit_says_so(policy, env_id, fits):
     env = gym.make(env_id)

@@ -44,7 +44,8 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def run(out) -> dict:
-    code = main(["run", "--env", "Realm-P7-v0", "--policy", "random", "--episodes", str(len(BEFORE)),
+    code = main(["run", "--env", "Realm-P7-v0", "--instances", "p7_small_00", "--policy", "random",
+                 "--episodes", str(len(BEFORE)),
                  "--workers", "1", "--quiet", "--out", str(out)])
     assert code == 0
     return json.loads((out / "report.json").read_text())

@@ -1,20 +1,12 @@
 """Where the parts of REALM P1 (campus tour) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 P1_SPLITS = Splits(
-    dev=(
-        "p1_large_00", "p1_large_03", "p1_medium_00", "p1_medium_03", "p1_medium_06",
-        "p1_small_00", "p1_small_03", "p1_small_06",
-    ),
-    test=(
-        "p1_large_01", "p1_large_02", "p1_large_04", "p1_large_05", "p1_medium_01", "p1_medium_02",
-        "p1_medium_04", "p1_medium_05", "p1_small_01", "p1_small_02", "p1_small_04", "p1_small_05",
-    ),
-    quick=(
-        "p1_small_00", "p1_medium_00", "p1_small_03",
-    ),
+    dev=numbered("p1", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p1", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p1", small=(0, 3), medium=(0,)),
     description=("p1_<size>_<k> is generate_p1(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

@@ -72,23 +72,29 @@ class Splits:
         return {"dev": self.dev, "test": self.test, "quick": self.quick, **self.sets}
 
 
+def numbered(prefix: str, **classes: tuple[int, ...]) -> tuple[str, ...]:
+    """Shipped names by size class and number: ``numbered("p1", small=(0, 3))`` is
+    ``("p1_small_00", "p1_small_03")``; the classes in the order given."""
+    return tuple(f"{prefix}_{size}_{k:02d}" for size, ks in classes.items() for k in ks)
+
+
 def every_third(names: list[str] | tuple[str, ...], description: str) -> Splits:
-    """The split of the generated families: in each size class (in name order), the 1st,
-    4th, 7th, ... instance is ``dev`` and the others ``test``; ``quick`` is the first ``dev``
-    instance of each class but the largest present. Used once to write each spec's literal
-    lists (a test checks that they still agree with it)."""
+    """The split of the generated families: in each size class (small to large, by number),
+    the 1st, 4th, 7th, ... instance is ``dev`` and the others ``test``; ``quick`` is the first
+    two ``dev`` instances of the smallest class and the first of the next. Used once to write
+    each spec's literal lists (a test checks that they still agree with it)."""
+    by_class: dict[str, list[str]] = {}
+    for name in names:
+        by_class.setdefault(size_in_name(name) or "", []).append(name)
+    order = [c for c in (*SIZE_CLASSES, "") if c in by_class]
     dev: list[str] = []
     test: list[str] = []
-    by_class: dict[str, list[str]] = {}
-    for name in sorted(names):
-        by_class.setdefault(size_in_name(name) or "", []).append(name)
-    for members in by_class.values():
-        for i, name in enumerate(sorted(members, key=_index)):
+    for size in order:
+        for i, name in enumerate(sorted(by_class[size], key=_index)):
             (dev if i % 3 == 0 else test).append(name)
-    classes = [c for c in SIZE_CLASSES if c in by_class and c != "late"]
-    quick = [next(n for n in dev if size_in_name(n) == c) for c in classes[:-1] or classes]
-    quick += [n for n in dev if size_in_name(n) == classes[0]][1:2]  # two of the smallest: several
-    return Splits(dev=tuple(dev), test=tuple(test), quick=tuple(dict.fromkeys(quick)), description=description)
+    firsts = [[n for n in dev if size_in_name(n) == c] for c in order if c != "late"]
+    quick = firsts[0][:2] + (firsts[1][:1] if len(firsts) > 1 else [])
+    return Splits(dev=tuple(dev), test=tuple(test), quick=tuple(quick), description=description)
 
 
 def _index(name: str) -> tuple[int, str]:

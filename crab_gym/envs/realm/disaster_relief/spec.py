@@ -1,20 +1,12 @@
 """Where the parts of REALM P7 (disaster relief) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 P7_SPLITS = Splits(
-    dev=(
-        "p7_large_00", "p7_large_03", "p7_medium_00", "p7_medium_03", "p7_medium_06",
-        "p7_small_00", "p7_small_03", "p7_small_06",
-    ),
-    test=(
-        "p7_large_01", "p7_large_02", "p7_large_04", "p7_large_05", "p7_medium_01", "p7_medium_02",
-        "p7_medium_04", "p7_medium_05", "p7_small_01", "p7_small_02", "p7_small_04", "p7_small_05",
-    ),
-    quick=(
-        "p7_small_00", "p7_medium_00", "p7_small_03",
-    ),
+    dev=numbered("p7", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p7", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p7", small=(0, 3), medium=(0,)),
     description=("p7_<size>_<k> is generate_p7(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

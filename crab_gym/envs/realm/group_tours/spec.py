@@ -1,20 +1,12 @@
 """Where the parts of REALM P2 (multi-group campus tours) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 P2_SPLITS = Splits(
-    dev=(
-        "p2_large_00", "p2_large_03", "p2_medium_00", "p2_medium_03", "p2_medium_06",
-        "p2_small_00", "p2_small_03", "p2_small_06",
-    ),
-    test=(
-        "p2_large_01", "p2_large_02", "p2_large_04", "p2_large_05", "p2_medium_01", "p2_medium_02",
-        "p2_medium_04", "p2_medium_05", "p2_small_01", "p2_small_02", "p2_small_04", "p2_small_05",
-    ),
-    quick=(
-        "p2_small_00", "p2_medium_00", "p2_small_03",
-    ),
+    dev=numbered("p2", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p2", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p2", small=(0, 3), medium=(0,)),
     description=("p2_<size>_<k> is generate_p2(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

@@ -1,7 +1,7 @@
 """Where the parts of REALM P11 (job-shop scheduling) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 #: The dispatching rules, each a policy of its own (``crab-gym run --policy mwkr``); MWKR is
 #: the greedy the scoring check ranks.
@@ -68,48 +68,23 @@ _HEAVY_SPLIT_RULE = ("{low}_<size>_<k> comes from the seeded generator (SHIPPED 
                      "yardstick takes ~15 s); quick: the first dev instances of the smaller classes")
 
 J2_SPLITS = Splits(
-    dev=(
-        "j2_medium_00", "j2_medium_03", "j2_medium_06", "j2_small_00", "j2_small_03",
-        "j2_small_06", "j2_small_09", "j2_large_00",
-    ),
-    test=(
-        "j2_medium_01", "j2_medium_02", "j2_medium_04", "j2_medium_05", "j2_medium_07",
-        "j2_small_01", "j2_small_02", "j2_small_04", "j2_small_05", "j2_small_07", "j2_small_08",
-        "j2_small_10", "j2_small_11", "j2_large_01",
-    ),
-    quick=(
-        "j2_small_00", "j2_medium_00", "j2_small_03",
-    ),
+    dev=numbered("j2", small=(0, 3, 6, 9), medium=(0, 3, 6), large=(0,)),
+    test=numbered("j2", small=(1, 2, 4, 5, 7, 8, 10, 11), medium=(1, 2, 4, 5, 7), large=(1,)),
+    quick=numbered("j2", small=(0, 3), medium=(0,)),
     description=_HEAVY_SPLIT_RULE.format(low="j2"),
 )
 
 J3_SPLITS = Splits(
-    dev=(
-        "j3_large_00", "j3_large_03", "j3_medium_00", "j3_medium_03", "j3_small_00", "j3_small_03",
-        "j3_small_06",
-    ),
-    test=(
-        "j3_large_01", "j3_large_02", "j3_large_04", "j3_large_05", "j3_medium_01", "j3_medium_02",
-        "j3_medium_04", "j3_medium_05", "j3_small_01", "j3_small_02", "j3_small_04", "j3_small_05",
-        "j3_small_07",
-    ),
-    quick=(
-        "j3_small_00", "j3_medium_00", "j3_small_03",
-    ),
+    dev=numbered("j3", small=(0, 3, 6), medium=(0, 3), large=(0, 3)),
+    test=numbered("j3", small=(1, 2, 4, 5, 7), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("j3", small=(0, 3), medium=(0,)),
     description=_VARIANT_SPLIT_RULE.format(low="j3"),
 )
 
 J4_SPLITS = Splits(
-    dev=(
-        "j4_medium_00", "j4_medium_03", "j4_small_00", "j4_small_03", "j4_small_06", "j4_large_00",
-    ),
-    test=(
-        "j4_medium_01", "j4_medium_02", "j4_medium_04", "j4_medium_05", "j4_small_01",
-        "j4_small_02", "j4_small_04", "j4_small_05", "j4_small_07", "j4_large_01",
-    ),
-    quick=(
-        "j4_small_00", "j4_medium_00", "j4_small_03",
-    ),
+    dev=numbered("j4", small=(0, 3, 6), medium=(0, 3), large=(0,)),
+    test=numbered("j4", small=(1, 2, 4, 5, 7), medium=(1, 2, 4, 5), large=(1,)),
+    quick=numbered("j4", small=(0, 3), medium=(0,)),
     description=_HEAVY_SPLIT_RULE.format(low="j4"),
 )
 

@@ -1,24 +1,15 @@
 """Where the parts of REALM P3 and P4 (urban ride-sharing, without and with disruptions) live."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 GREEDY = NamedHeuristic("ridesharing_greedy", "heuristics:greedy_action",
                         "each free vehicle to the legal stop it can serve soonest", style="action")
 
 P3_SPLITS = Splits(
-    dev=(
-        "p3_large_01", "p3_large_04", "p3_medium_01", "p3_medium_04", "p3_medium_07",
-        "p3_small_01", "p3_small_04", "p3_small_07",
-    ),
-    test=(
-        "p3_large_02", "p3_large_03", "p3_large_05", "p3_medium_02", "p3_medium_03",
-        "p3_medium_05", "p3_medium_06", "p3_small_02", "p3_small_03", "p3_small_05", "p3_small_06",
-        "p3_small_08",
-    ),
-    quick=(
-        "p3_small_01", "p3_medium_01", "p3_small_04",
-    ),
+    dev=numbered("p3", small=(1, 4, 7), medium=(1, 4, 7), large=(1, 4)),
+    test=numbered("p3", small=(2, 3, 5, 6, 8), medium=(2, 3, 5, 6), large=(2, 3, 5)),
+    quick=numbered("p3", small=(1, 4), medium=(1,)),
     description=("p3_<size>_<k> is generate_p3(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
@@ -33,18 +24,9 @@ P3 = ProblemSpec(
 )
 
 P4_SPLITS = Splits(
-    dev=(
-        "p4_large_01", "p4_large_04", "p4_medium_01", "p4_medium_04", "p4_medium_07",
-        "p4_small_01", "p4_small_04", "p4_small_07",
-    ),
-    test=(
-        "p4_large_02", "p4_large_03", "p4_large_05", "p4_medium_02", "p4_medium_03",
-        "p4_medium_05", "p4_medium_06", "p4_small_02", "p4_small_03", "p4_small_05", "p4_small_06",
-        "p4_small_08",
-    ),
-    quick=(
-        "p4_small_01", "p4_medium_01", "p4_small_04",
-    ),
+    dev=numbered("p4", small=(1, 4, 7), medium=(1, 4, 7), large=(1, 4)),
+    test=numbered("p4", small=(2, 3, 5, 6, 8), medium=(2, 3, 5, 6), large=(2, 3, 5)),
+    quick=numbered("p4", small=(1, 4), medium=(1,)),
     description=("p4_<size>_<k> is generate_p4(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

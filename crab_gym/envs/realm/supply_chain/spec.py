@@ -1,21 +1,12 @@
 """Where the parts of REALM P10 (the global GPU supply chain) live: the problem's record in the index."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 P10_SPLITS = Splits(
-    dev=(
-        "p10_large_00", "p10_large_03", "p10_late_00", "p10_medium_00", "p10_medium_03",
-        "p10_medium_06", "p10_small_00", "p10_small_03", "p10_small_06",
-    ),
-    test=(
-        "p10_large_01", "p10_large_02", "p10_large_04", "p10_large_05", "p10_late_01",
-        "p10_late_02", "p10_medium_01", "p10_medium_02", "p10_medium_04", "p10_medium_05",
-        "p10_small_01", "p10_small_02", "p10_small_04", "p10_small_05",
-    ),
-    quick=(
-        "p10_small_00", "p10_medium_00", "p10_small_03",
-    ),
+    dev=numbered("p10", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3), late=(0,)),
+    test=numbered("p10", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5), late=(1, 2)),
+    quick=numbered("p10", small=(0, 3), medium=(0,)),
     description=("p10_<size>_<k> is generate_p10(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

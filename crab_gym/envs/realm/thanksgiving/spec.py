@@ -1,23 +1,15 @@
 """Where the parts of REALM P6 and P9 (Thanksgiving dinner, without and with flight delays) live."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 GREEDY = NamedHeuristic("thanksgiving_greedy", "heuristics:greedy_action",
                         "fetch the earliest flights first, then cook the longest remaining chain first", style="action")
 
 P6_SPLITS = Splits(
-    dev=(
-        "p6_large_00", "p6_large_03", "p6_medium_00", "p6_medium_03", "p6_medium_06",
-        "p6_small_00", "p6_small_03", "p6_small_06",
-    ),
-    test=(
-        "p6_large_01", "p6_large_02", "p6_large_04", "p6_large_05", "p6_medium_01", "p6_medium_02",
-        "p6_medium_04", "p6_medium_05", "p6_small_01", "p6_small_02", "p6_small_04", "p6_small_05",
-    ),
-    quick=(
-        "p6_small_00", "p6_medium_00", "p6_small_03",
-    ),
+    dev=numbered("p6", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p6", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p6", small=(0, 3), medium=(0,)),
     description=("p6_<size>_<k> is generate_p6(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
@@ -32,17 +24,9 @@ P6 = ProblemSpec(
 )
 
 P9_SPLITS = Splits(
-    dev=(
-        "p9_large_00", "p9_large_03", "p9_medium_00", "p9_medium_03", "p9_medium_06",
-        "p9_small_00", "p9_small_03", "p9_small_06",
-    ),
-    test=(
-        "p9_large_01", "p9_large_02", "p9_large_04", "p9_large_05", "p9_medium_01", "p9_medium_02",
-        "p9_medium_04", "p9_medium_05", "p9_small_01", "p9_small_02", "p9_small_04", "p9_small_05",
-    ),
-    quick=(
-        "p9_small_00", "p9_medium_00", "p9_small_03",
-    ),
+    dev=numbered("p9", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p9", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p9", small=(0, 3), medium=(0,)),
     description=("p9_<size>_<k> is generate_p9(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )

@@ -1,24 +1,16 @@
 """Where the parts of REALM P5 and P8 (wedding logistics, without and with disruptions) live."""
 
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
-from crab_gym.envs.realm.common.splits import Splits
+from crab_gym.envs.realm.common.splits import Splits, numbered
 
 GREEDY = NamedHeuristic("wedding_greedy", "heuristics:greedy_action",
                         "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue",
                         style="action")
 
 P5_SPLITS = Splits(
-    dev=(
-        "p5_large_00", "p5_large_03", "p5_medium_00", "p5_medium_03", "p5_medium_06",
-        "p5_small_00", "p5_small_03", "p5_small_06",
-    ),
-    test=(
-        "p5_large_01", "p5_large_02", "p5_large_04", "p5_large_05", "p5_medium_01", "p5_medium_02",
-        "p5_medium_04", "p5_medium_05", "p5_small_01", "p5_small_02", "p5_small_04", "p5_small_05",
-    ),
-    quick=(
-        "p5_small_00", "p5_medium_00", "p5_small_03",
-    ),
+    dev=numbered("p5", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p5", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p5", small=(0, 3), medium=(0,)),
     description=("p5_<size>_<k> is generate_p5(size, seed=k); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
@@ -33,17 +25,9 @@ P5 = ProblemSpec(
 )
 
 P8_SPLITS = Splits(
-    dev=(
-        "p8_large_00", "p8_large_03", "p8_medium_00", "p8_medium_03", "p8_medium_06",
-        "p8_small_00", "p8_small_03", "p8_small_06",
-    ),
-    test=(
-        "p8_large_01", "p8_large_02", "p8_large_04", "p8_large_05", "p8_medium_01", "p8_medium_02",
-        "p8_medium_04", "p8_medium_05", "p8_small_01", "p8_small_02", "p8_small_04", "p8_small_05",
-    ),
-    quick=(
-        "p8_small_00", "p8_medium_00", "p8_small_03",
-    ),
+    dev=numbered("p8", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
+    test=numbered("p8", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
+    quick=numbered("p8", small=(0, 3), medium=(0,)),
     description=("p8_<size>_<k> is generate_p8(size, seed=k, draw=d); in each size class"
                  " the 1st, 4th, 7th, ... instance (by k) is dev, the others test; quick: the first dev instances of the smaller classes"),
 )
