@@ -43,12 +43,12 @@ def test_the_replanner_set_is_driven_by_the_registry():
     assert "oracle" not in names
 
 
-@pytest.mark.parametrize("env_id, names", [
-    ("Realm-J2-v0", ["j2_small_00", "j2_small_05", "j2_medium_02"]),
-    ("Realm-J4-v0", ["j4_small_03", "j4_small_06", "j4_medium_04"]),
+@pytest.mark.parametrize("env_id, names", [  # the whole set: benchmarks/scoring_probes.py (minutes)
+    ("Realm-J2-v0", ["j2_small_05", "j2_medium_02"]),
+    ("Realm-J4-v0", ["j4_small_03", "j4_medium_04"]),
 ])
 def test_the_shipped_j2_j4_pass_the_probes(env_id, names):
-    report = check_adversarial(env_id, instances=names, seeds=2, random_continuations=4,
+    report = check_adversarial(env_id, instances=names, seeds=2, random_continuations=2,
                                make_kwargs={"adaptation_reference": "resolve"})
     report.raise_if_failed()
     assert all(r["yardstick"] is not None for r in report.probe_rows["replanners"])
