@@ -253,3 +253,22 @@ def test_gym_make_takes_obfuscate_as_a_keyword():
     assert renamed.task_description == make_obfuscated("Realm-P3-v0", seed=4).task_description
     assert renamed.describe() != plain.describe()
     assert gym.make("Realm-P3-v0", obfuscate=True).unwrapped.describe() == make_obfuscated("Realm-P3-v0").describe()
+
+
+@pytest.mark.parametrize("env_id", realm_ids())
+def test_odd_arguments_are_answered_as_the_plain_env_answers_them(env_id):
+    """Issue 38, item 1: arguments as a JSON string run; arguments that are no object, bad JSON
+    or odd values are refused with a reason and change nothing (they raised here before)."""
+    import numpy as np
+
+    env = gym.make(env_id, obfuscate=True)
+    env.reset(seed=0)
+    base = env.unwrapped
+    call = base.codec.flat_to_call(int(np.flatnonzero(base.action_masks())[0]))
+    for odd in ([1, 2], "{bad json", {"x": [[]]}):
+        _, reward, terminated, _, info = env.step({"name": call["name"], "arguments": odd})
+        assert info["valid"] is False and info["error"] and not terminated, (odd, info.get("error"))
+    _, _, _, _, info = env.step({"name": 3, "arguments": {}})
+    assert info["valid"] is False and info["error"]
+    _, _, _, _, info = env.step({"name": call["name"], "arguments": json.dumps(call["arguments"])})
+    assert info["valid"] is True, info.get("error")

@@ -345,8 +345,18 @@ class ObfuscatedEnv(gym.Env):
         return _map_strings(value, self._text)
 
     def _back(self, call: Mapping[str, Any]) -> dict[str, Any]:
-        """A call as shown -> the call the inner env runs."""
-        call = {**call, "arguments": self.names.back(dict(call.get("arguments") or {}))}
+        """A call as shown -> the call the inner env runs. Arguments may come as a JSON string (as
+        tool-calling APIs send them); arguments that are no object are passed on as they are, so
+        that the inner env refuses them with its own reason, as the plain env does."""
+        arguments = call.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                return dict(call)
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return dict(call)
+        call = {**call, "arguments": self.names.back(dict(arguments or {}))}
         return self.renumbering.call(call, back=True) if self.renumbering is not None else call
 
     def shown_call(self, call: Mapping[str, Any]) -> dict[str, Any]:
@@ -386,7 +396,10 @@ class ObfuscatedEnv(gym.Env):
             except json.JSONDecodeError:
                 return action  # no JSON: the inner env says why it is no call
         if isinstance(action, Mapping) and "name" in action:
-            return self._back(action)
+            try:
+                return self._back(action)
+            except (TypeError, ValueError, KeyError, AttributeError):  # odd values: the inner env says why
+                return action
         if isinstance(action, str):
             return self.names.untext(action)
         if self.renumbering is None:
