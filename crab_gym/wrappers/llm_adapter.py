@@ -30,9 +30,11 @@ import numpy as np
 from crab_gym.core.spaces import AnyText
 from crab_gym.wrappers.tool_call_parsing import (
     EXPECTED_SHAPE,
+    MAX_NESTING,
     ToolCallParseError,
     _to_plain,
     call_to_text,
+    nesting_depth,
     parse_tool_call,
 )
 
@@ -484,6 +486,8 @@ def _raw_text(action: Any) -> str:
     """What the model sent, shown back to it: text as is, structures as compact JSON."""
     if isinstance(action, str):
         return _short(action)
+    if nesting_depth(action) > MAX_NESTING:  # walking it would exhaust the recursion: say what it is
+        return f"<a {type(action).__name__} nested more than {MAX_NESTING} levels deep>"
     plain = _to_plain(action)
     if isinstance(plain, Mapping) and isinstance(plain.get("function"), Mapping):
         plain = plain["function"]  # an OpenAI tool call: show its name and raw arguments

@@ -36,9 +36,18 @@ def parse_tool_call(action: Any) -> dict[str, Any]:
     are *not* validated against a schema here -- the env does that and explains its own errors.
 
     Raises:
-        ToolCallParseError: nothing, or more than one tool call, could be read.
+        ToolCallParseError: nothing, or more than one tool call, could be read; or the output
+            nests deeper than :data:`MAX_NESTING` (no tool's arguments do; walking it would
+            exhaust Python's recursion).
     """
-    calls = _calls_in(_to_plain(action))
+    depth = nesting_depth(action)
+    if depth > MAX_NESTING:
+        raise ToolCallParseError(f"the output nests {depth} levels deep (at most {MAX_NESTING}): "
+                                 f"no tool call is that deep; send {EXPECTED_SHAPE}")
+    try:
+        calls = _calls_in(_to_plain(action))
+    except RecursionError:  # a shape the depth count does not see (an SDK object's own nesting)
+        raise ToolCallParseError(f"the output nests too deep to read; send {EXPECTED_SHAPE}") from None
     if not calls:
         raise ToolCallParseError(f"no tool call found in {_preview(action)}; send {EXPECTED_SHAPE}")
     if len(calls) > 1:
@@ -47,6 +56,54 @@ def parse_tool_call(action: Any) -> dict[str, Any]:
             f"found {len(calls)} tool calls ({names}); send exactly one per step: {EXPECTED_SHAPE}"
         )
     return _normalise(calls[0])
+
+
+#: The deepest nesting a model's output may have (brackets in text, containers in objects): the
+#: deepest tool argument of any env is a few levels; Python's recursion ends near 1,000.
+MAX_NESTING = 64
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
+    """How deep ``value`` nests, counted without recursion and stopping past ``limit``: brackets
+    outside JSON strings in text, containers in lists, tuples and mappings."""
+    if isinstance(value, (str, bytes)):
+        return _text_depth(value.decode("utf-8", "replace") if isinstance(value, bytes) else value, limit)
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = list(item.values())
+        elif isinstance(item, (list, tuple)):
+            children = list(item)
+        else:
+            if isinstance(item, str):
+                deepest = max(deepest, depth - 1 + _text_depth(item, limit))
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _text_depth(text: str, limit: int) -> int:
+    """The deepest bracket nesting of ``text`` outside double-quoted strings."""
+    depth = deepest = 0
+    quoted = escaped = False
+    for ch in text:
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            quoted = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _to_plain(obj: Any) -> Any:

@@ -473,3 +473,28 @@ def test_module_has_no_wall_clock():
     source = importlib.import_module("crab_gym.wrappers.llm_adapter").__file__
     text = open(source, encoding="utf-8").read()
     assert "time." not in text and "datetime" not in text
+
+
+def _nested(depth: int, leaf: object, as_dict: bool = False) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = {"a": value} if as_dict else [value]
+    return value
+
+
+@pytest.mark.parametrize("output", [
+    "[" * 1000 + "]" * 1000,
+    '{"name": "dispatch", "arguments": ' + "[" * 1000 + "]" * 1000 + "}",
+    _nested(1000, []),
+    {"name": "dispatch", "arguments": _nested(1000, {}, as_dict=True)},
+    {"name": "dispatch", "arguments": {"job": _nested(1000, 0)}},
+], ids=["text", "arguments text", "list", "arguments dict", "argument value"])
+def test_output_nested_a_thousand_deep_is_answered_never_raised(output):
+    """Issue 38, item 2: it raised RecursionError; the docstring promises an answer."""
+    adapter = LLMAdapter(gym.make("Realm-P11-v0", instance="ft06"))
+    adapter.reset(seed=0)
+    prompt, reward, terminated, _, info = adapter.step(output)
+    assert info["valid"] is False and "nests 65 levels deep (at most 64)" in info["error"] and not terminated
+    assert "nested more than 64 levels deep" in prompt or "[[[[" in prompt
+    _, _, _, _, info = adapter.step('{"name": "dispatch", "arguments": {"job": 0}}')
+    assert info["valid"] is True  # nothing of the env was touched
