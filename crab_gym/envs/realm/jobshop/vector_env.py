@@ -295,18 +295,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------------ internals
     def _as_jobs(self, actions: Any) -> np.ndarray:
-        """The actions as an int array of one job per env, or a clear error."""
-        try:
-            jobs = np.asarray(actions)
-        except Exception as exc:  # noqa: BLE001 - any unreadable container
-            raise ValueError(f"actions must be {self.num_envs} job indices, got {actions!r}") from exc
-        if jobs.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},) (one job index per env), got {jobs.shape}")
-        if jobs.dtype.kind == "f" and np.all(np.isfinite(jobs)) and np.all(jobs == np.round(jobs)):
-            return jobs.astype(np.int64)
-        if jobs.dtype.kind not in "iub":
-            raise ValueError(f"actions must be integer job indices, got dtype {jobs.dtype}")
-        return jobs.astype(np.int64)
+        return job_indices(actions, self.num_envs)
 
     def _restart(self, rows: np.ndarray) -> None:
         if self._generator is not None:
@@ -355,3 +344,36 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def job_indices(actions: Any, num_envs: int) -> np.ndarray:
+    """The actions as an int array of one job per env, or a ``ValueError`` naming what is wrong,
+    before any env moves (a vector env never steps part of a batch)."""
+    try:
+        jobs = np.asarray(actions)
+    except Exception as exc:  # noqa: BLE001 - any unreadable container
+        raise ValueError(f"actions must be {num_envs} job indices, got {actions!r}") from exc
+    if jobs.shape != (num_envs,):
+        raise ValueError(f"actions must have shape ({num_envs},) (one job index per env), got {jobs.shape}")
+    if jobs.dtype.kind == "f":
+        whole = np.isfinite(jobs) & (jobs == np.round(jobs)) & (np.abs(jobs) < 2.0**62)
+        if not whole.all():
+            raise ValueError(f"actions must be whole job indices, got {jobs[~whole][0]!r} (env {int(np.flatnonzero(~whole)[0])})")
+        return jobs.astype(np.int64)
+    if jobs.dtype.kind not in "iub":
+        raise ValueError(f"actions must be integer job indices, got dtype {jobs.dtype}")
+    return jobs.astype(np.int64)
+
+
+def checked_reset_args(seed: Any, options: dict[str, Any] | None, num_envs: int) -> tuple[list[int | None], Any]:
+    """A vector reset's seeds (one per env) and ``reset_mask``, checked before any env resets."""
+    options = dict(options or {})
+    mask = options.pop("reset_mask", None)
+    if mask is not None and np.asarray(mask).shape != (num_envs,):
+        raise ValueError(f"reset_mask must have shape ({num_envs},), got {np.asarray(mask).shape}")
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return [None if seed is None else int(seed) + i for i in range(num_envs)], mask
+    seeds = list(seed)
+    if len(seeds) != num_envs:
+        raise ValueError(f"seed: got {len(seeds)} seeds for {num_envs} envs")
+    return seeds, mask

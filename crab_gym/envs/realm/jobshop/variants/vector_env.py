@@ -26,6 +26,7 @@ from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.recycled_obs import RecycledObservations
 from crab_gym.envs.realm.jobshop.variants.env import ShopEnv
 from crab_gym.envs.realm.jobshop.variants.env_disruptions import DisruptedShopEnv, J4Env
+from crab_gym.envs.realm.jobshop.vector_env import checked_reset_args, job_indices
 from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
 
 try:
@@ -72,8 +73,7 @@ class ShopVectorEnv(gym.vector.VectorEnv):
         return {k: v.copy() for k, v in self._obs.items()}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        seeds = seed if isinstance(seed, list) else [None if seed is None else seed + i for i in range(self.num_envs)]
-        mask = (options or {}).get("reset_mask")
+        seeds, mask = checked_reset_args(seed, options, self.num_envs)
         for i, env in enumerate(self.envs):
             if mask is None or mask[i]:
                 obs, _ = env.reset(seed=seeds[i])
@@ -82,7 +82,7 @@ class ShopVectorEnv(gym.vector.VectorEnv):
         return self._observation(), {}
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
-        actions = np.asarray(actions).reshape(self.num_envs)
+        actions = job_indices(actions, self.num_envs)  # the whole batch checked before any env moves
         n = self.num_envs
         rewards, terminated = np.zeros(n), np.zeros(n, dtype=bool)
         valid, makespan, optimality, done_mask = np.ones(n, bool), np.zeros(n), np.zeros(n), np.zeros(n, bool)
@@ -187,14 +187,14 @@ class J3VectorEnv(gym.vector.VectorEnv):
         return {"processing_time": b.processing_time, "machine": self._machine, "n_ops": self._n_ops, **state}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        mask = (options or {}).get("reset_mask")
+        _, mask = checked_reset_args(seed, options, self.num_envs)
         rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
         self._restart(rows)
         return self._observation(), {}
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
         b = self.batch
-        jobs = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        jobs = job_indices(actions, self.num_envs)
         resetting = self._needs_reset.copy()
         waiting = bool(resetting.any())
         before = b.jobs_done.copy()
