@@ -17,6 +17,7 @@ extra) is also one line and exit code 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -255,18 +256,28 @@ def _preflight(cases: Sequence[EnvCase], policies: dict[str, NamedPolicy]) -> No
             env.close()
 
 
-def _finish(report: Any, args: argparse.Namespace) -> None:
+def _finish(report: Any, args: argparse.Namespace) -> bool:
     """Write the report (and the plot) when --out is given, then print it, legend included
-    (what report.md holds): writing first, so that a reader who stops reading loses nothing."""
+    (what report.md holds): writing first, so that a reader who stops reading loses nothing.
+    False when the reports could not be written (a full disk): said on one line, the episodes
+    kept, the table still printed."""
     written = []
     if args.out:
-        paths = report.write(args.out)
-        written = [f"wrote {paths['json']} and {paths['markdown']}"]
-        if args.plot and report.results:
-            written.append(f"wrote {report.plot(Path(args.out) / 'report.png')}")
+        try:
+            paths = report.write(args.out)
+            written = [f"wrote {paths['json']} and {paths['markdown']}"]
+            if args.plot and report.results:
+                written.append(f"wrote {report.plot(Path(args.out) / 'report.png')}")
+        except OSError as exc:
+            print(f"crab-gym {args.command}: cannot write the reports into {args.out}: {exc.strerror or exc}; "
+                  f"the episodes are kept in {Path(args.out) / FILENAME} (`crab-gym report {args.out}` writes the "
+                  "reports once there is room)", file=sys.stderr)
+            print(report.to_markdown())
+            return False
     print(report.to_markdown())
     for line in written:
         print(line)
+    return True
 
 
 def _backend(args: argparse.Namespace, specs: dict[str, Any]) -> str:
@@ -366,8 +377,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:  # written first: a killed run's `crab-gym report` still has its card
         write_card(args.out, card)
     try:
-        report = bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"),
-                           retry_errors=args.retry_errors)
+        report = _run_or_say(bench, policies, args)
+        if report is None:
+            return 1
     except EpisodeStoreConflict as exc:
         raise UsageError(str(exc)) from None
     except EpisodeStoreError as exc:
@@ -380,7 +392,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"crab-gym run: interrupted after {len(partial.results) if partial else 0} episode(s)", file=sys.stderr)
         return 130
     report.prices, report.baselines, report.card = prices, _baselines(policies), card
-    _finish(report, args)
+    if not _finish(report, args):
+        return 1
     if report.n_errors:
         tracebacks = (
             f"their tracebacks are in {Path(args.out) / 'report.json'}" if args.out
@@ -395,6 +408,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _run_or_say(bench: Benchmark, policies: dict[str, Any], args: argparse.Namespace) -> Any:
+    """``bench.run``; a write that fails (a full disk) is one line and None: the episodes
+    finished before it are in episodes.jsonl, and the same command resumes from them."""
+    try:
+        return bench.run(policies, progress=not args.quiet, out=args.out or None, log=_note("run"),
+                         retry_errors=args.retry_errors)
+    except OSError as exc:
+        if not args.out or exc.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise
+        print(f"crab-gym run: cannot write into {args.out}: {exc.strerror}; the episodes finished before it are "
+              f"kept in {Path(args.out) / FILENAME}: run the same command again once there is room, it resumes",
+              file=sys.stderr)
+        return None
 
 
 def _card(args: argparse.Namespace, cases: Sequence[EnvCase], policies: dict[str, NamedPolicy],
@@ -435,7 +463,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in store.notes:
         _note("report")(note)
     args.out = args.dir
-    _finish(BenchmarkReport(results, prices=prices, baselines=_baselines(r.policy for r in results), card=read_card(args.dir)), args)
+    report = BenchmarkReport(results, prices=prices, baselines=_baselines(r.policy for r in results),
+                             card=read_card(args.dir))
+    if not _finish(report, args):
+        return 1
     if args.compare:
         _compare(results, args.compare, Path(args.dir))
     return 0

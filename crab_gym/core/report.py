@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -317,8 +318,8 @@ class BenchmarkReport:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "report.json", "markdown": out / "report.md"}
-        paths["json"].write_text(json.dumps(self.to_json(), indent=2, default=str))
-        paths["markdown"].write_text(self.to_markdown())
+        _write_whole(paths["json"], json.dumps(self.to_json(), indent=2, default=str))
+        _write_whole(paths["markdown"], self.to_markdown())
         return paths
 
     def plot(self, path: str | Path, metric: str | Sequence[str] | None = None) -> Path:
@@ -372,6 +373,18 @@ def _bars(ax: Any, rows: list[dict[str, Any]], envs: list[str], metric: str) -> 
                 ys.append(statistics.fmean(vals))
         ax.bar(xs, ys, width=width, label=pol)
     ax.set_ylabel(metric)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a full disk must not leave half a report.json): into
+    a temporary file beside it, then renamed over it."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text)
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def strip_wall_clock(report_json: Mapping[str, Any]) -> dict[str, Any]:
