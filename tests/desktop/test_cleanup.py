@@ -86,7 +86,7 @@ def test_serve_stops_its_desktop_and_removes_its_folders_on_sigterm(tmp_path, si
                 pass
             time.sleep(0.2)
         children = _children(proc.pid)
-        assert sorted(children.values()) == ["Xvfb", "openbox"]
+        assert sorted(children.values()) == ["Xvfb", "crab-watchdog", "openbox"]  # the watchdog: kill -9 below
         folders = sorted(p.name.rsplit("-", 1)[0] for p in tmp.glob(FOLDERS))
         assert folders == ["crab-desktop-state", "crab-desktop-work", "crab-desktop-x"]
 
@@ -148,4 +148,38 @@ def test_env_left_open_at_interpreter_exit_cleans_up(tmp_path):
         assert _wait_gone(pids, timeout=5) == []
         assert list(tmp.glob(FOLDERS)) == []
     finally:
+        _kill_leftovers(pids)
+
+
+def test_a_process_killed_with_sigkill_leaves_no_display_running(tmp_path):
+    """Issue 38, item 5: kill -9 cannot be caught, so a watchdog (a child that notices its parent
+    is gone) stops Xvfb and openbox and removes the display's folder."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = textwrap.dedent("""
+        import json, time
+        from crab_gym.envs.desktop.env import CrabDesktopEnv
+        env = CrabDesktopEnv("terminal_title", screen_size=(320, 200), obs_size=(32, 20))
+        env.reset(seed=0)
+        print(json.dumps([p.pid for p in env.machine.desktop._server_procs]), flush=True)
+        time.sleep(120)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], env=_private_tmp_env(tmp), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    pids: list[int] = []
+    try:
+        pids = json.loads(proc.stdout.readline().decode())
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        watchdogs = [pid for pid, name in _children(proc.pid).items() if name == "crab-watchdog"]
+        assert len(watchdogs) == 1
+        proc.kill()
+        proc.wait(timeout=10)
+        assert _wait_gone(pids + watchdogs, timeout=10) == [], "Xvfb or openbox outlived a kill -9"
+        deadline = time.monotonic() + 5
+        while list(tmp.glob("crab-desktop-x-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(tmp.glob("crab-desktop-x-*")) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
         _kill_leftovers(pids)

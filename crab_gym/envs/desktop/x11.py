@@ -28,6 +28,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -369,6 +370,7 @@ class XDesktop:
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     start_new_session=True,
                 ))
+            _watchdog([proc.pid for proc in procs], tmpdir)
             desk = cls(display, xauthority=auth_file, owned=True, processes=procs, tmpdir=tmpdir)
             _hold_sigterm()
             desk.set_background()
@@ -881,6 +883,46 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state[state.rindex(")") + 2:].split()[0] != "Z"
+
+
+#: The watchdog of a display this process started: when this process dies without closing it
+#: (kill -9), the watchdog is re-parented, stops Xvfb's and openbox's sessions (TERM, then
+#: KILL) and removes the display's temp folder. A parent-death signal would not do: it fires
+#: when the *thread* that started the display ends, and desktops start in worker threads.
+_WATCHDOG = """
+import ctypes, os, shutil, signal, sys, time
+try:
+    ctypes.CDLL(None).prctl(15, b"crab-watchdog", 0, 0, 0)  # PR_SET_NAME: what ps shows
+except (OSError, AttributeError):
+    pass
+parent, folder, groups = int(sys.argv[1]), sys.argv[2], [int(g) for g in sys.argv[3:]]
+def alive(pid):  # a zombie (stopped, not yet reaped by the parent) counts as gone
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+while os.getppid() == parent:
+    if not alive(groups[0]):  # closed the normal way: Xvfb is gone, nothing to watch
+        sys.exit(0)
+    time.sleep(0.5)
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    for group in groups:
+        try:
+            os.killpg(group, sig)
+        except OSError:
+            pass
+    time.sleep(1.0)
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+def _watchdog(groups: list[int], tmpdir: str) -> subprocess.Popen:
+    """Start the :data:`_WATCHDOG` of the sessions ``groups`` (Xvfb's first): it ends by itself
+    within half a second of ``close`` stopping Xvfb."""
+    return subprocess.Popen([sys.executable, "-c", _WATCHDOG, str(os.getpid()), tmpdir, *map(str, groups)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
 
 
 def _stop(proc: subprocess.Popen, timeout: float = 3.0) -> None:
