@@ -17,32 +17,26 @@ import numpy as np
 
 from crab_gym.core.episode import EpisodeResult
 from crab_gym.core.outcome import is_infra_failure
+from crab_gym.core.report_rows import applies_key, episode_values
 from crab_gym.core.stats import bootstrap_intervals, draw
-from crab_gym.core.unfinished import measured_metrics, scored_value
+from crab_gym.core.unfinished import measured_metrics
 from crab_gym.results.table import episode_from_compact
 
 #: The means compared (when both sides have them).
 COMPARED = ("return", "optimality", "success", "adaptation", "coordination")
 
 
-def _value(result: EpisodeResult, metric: str, applies: set[str]) -> float | None:
-    if metric == "return":
-        return float(result.episode_return)
-    if metric == "success":
-        return float(result.success)
-    return scored_value(result, metric, applies)
-
-
 def per_instance(results: Sequence[EpisodeResult], metric: str) -> dict[str, float]:
-    """Each instance's mean of ``metric`` over its seeds (infrastructure failures left out)."""
+    """Each instance's mean of ``metric`` over its seeds (infrastructure failures left out),
+    each episode valued as the report values it (:func:`~crab_gym.core.report_rows.episode_values`)."""
     kept = [r for r in results if not is_infra_failure(r) and r.instance is not None]
-    applies = measured_metrics(kept, lambda r: (r.env_id, r.instance))
-    values: dict[str, list[float]] = {}
-    for r in kept:
-        value = _value(r, metric, applies[(r.env_id, r.instance)])
+    measured = measured_metrics(kept, applies_key)
+    values = episode_values(kept, [measured[applies_key(r)] for r in kept]).get(metric, [])
+    by_instance: dict[str, list[float]] = {}
+    for r, value in zip(kept, values):
         if value is not None:
-            values.setdefault(r.instance, []).append(value)
-    return {name: statistics.fmean(v) for name, v in values.items()}
+            by_instance.setdefault(r.instance, []).append(value)
+    return {name: statistics.fmean(v) for name, v in by_instance.items()}
 
 
 def paired_difference(mine: Mapping[str, float], theirs: Mapping[str, float]) -> dict[str, Any] | None:
