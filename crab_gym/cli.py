@@ -48,6 +48,7 @@ from crab_gym.results.compare import compare, compare_markdown
 from crab_gym.results.table import load_reference
 from crab_gym.run_card import RerunError, read_card, rerun_argv, run_card, write_card
 from crab_gym.score_cli import add_score_parser
+from crab_gym.train_cli import add_train_parser
 
 DEFAULT_ENVS = list(REALM_IDS)
 DEFAULT_POLICIES = ["random", "oracle"]
@@ -519,11 +520,12 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``crab-gym`` parser: one sub-command a helper below."""
     parser = _Parser(prog="crab-gym", description="List envs, run baseline policies on them, serve a desktop.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,score,serve,mcp,results}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,run,report,score,train,serve,mcp,results}")
     _add_list_parser(sub)
     _add_run_parser(sub)
     _add_report_parser(sub)
     add_score_parser(sub)  # score a plan file: the checker's verdict and the env's metrics
+    add_train_parser(sub)  # train a dispatcher (the rl extra is imported when it runs)
     # The serve command imports no extra until it runs (the HTTP stack is the desktop extra).
     add_serve_parser(sub)
     add_mcp_parser(sub)  # the MCP server; the SDK (the mcp extra) is imported when it runs

@@ -53,7 +53,8 @@ SB3_PREFIX = "sb3:"
 #: Suffixes of ``sb3:PATH`` that choose how actions are picked (deterministic is the default).
 SB3_MODES = {"?stochastic": False, "?deterministic": True}
 #: The algorithm that loads a model, by the module of the policy class its file names.
-ALGORITHMS = {"sb3_contrib.common.maskable": "MaskablePPO", "stable_baselines3.common.policies": "PPO"}
+ALGORITHMS = {"sb3_contrib.common.maskable": "MaskablePPO", "stable_baselines3.common.policies": "PPO",
+              "crab_gym.baselines.candidate_policy": "MaskablePPO"}
 
 
 class CustomPolicyError(ValueError):
@@ -208,8 +209,13 @@ class SB3ModelPolicy:
         except Exception:  # noqa: BLE001, S110 - the first episode raises it again and records it
             pass
 
-    def __call__(self, env: gym.Env) -> MaskablePPOPolicy:
-        return MaskablePPOPolicy(self.model(), env, deterministic=self.deterministic, name=self.name)
+    def __call__(self, env: gym.Env) -> Any:
+        model = self.model()
+        if _is_candidate_model(model):  # size-agnostic: plays any instance of its view's ids
+            from crab_gym.baselines.candidate_policy import CandidateModelPolicy
+
+            return CandidateModelPolicy(model, env, deterministic=self.deterministic, name=self.name)
+        return MaskablePPOPolicy(model, env, deterministic=self.deterministic, name=self.name)
 
     def model(self) -> Any:
         """The model, loaded on first use in this process."""
@@ -315,10 +321,33 @@ def check_cases(cases: Sequence[EnvCase], policies: Mapping[str, Any]) -> None:
             found = spaces[_case_key(case)]
             if found is None:
                 continue
-            why = found if isinstance(found, str) else model_fit_problem(model, *found)
+            if _is_candidate_model(model):
+                why = _candidate_fit_problem(model, case.env_id)
+            else:
+                why = found if isinstance(found, str) else model_fit_problem(model, *found)
             (misfits if why else fits).append((case, why))
         if misfits:
             raise CustomPolicyError(_misfit_message(name, fits, misfits))
+
+
+def _is_candidate_model(model: Any) -> bool:
+    """A model of crab_gym's size-agnostic CandidatePolicy (its module is imported only if it is one)."""
+    policy = getattr(model, "policy", None)
+    if type(policy).__module__ != "crab_gym.baselines.candidate_policy":
+        return False
+    from crab_gym.baselines.candidate_policy import is_candidate_model
+
+    return is_candidate_model(model)
+
+
+def _candidate_fit_problem(model: Any, env_id: str) -> str | None:
+    """Why a CandidatePolicy model cannot play ``env_id``: it plays every instance of its view's ids."""
+    from crab_gym.baselines.candidate_views import VIEWS
+
+    view = VIEWS.get(model.policy.view)
+    if view is None:
+        return f"the model names the candidate view {model.policy.view!r}, which this crab_gym does not have"
+    return None if env_id in view.env_ids else f"the model plays {', '.join(view.env_ids)} only"
 
 
 def _case_key(case: EnvCase) -> str:

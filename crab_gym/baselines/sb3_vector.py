@@ -92,7 +92,8 @@ class SB3VectorEnv(VecEnv):
                 for key, value in info.items():
                     if not key.startswith("_") and info.get(f"_{key}", np.ones(self.num_envs, bool))[i]:
                         entry[key] = value[i]
-                entry["terminal_observation"] = {k: v[i] for k, v in final.items()}
+                entry["terminal_observation"] = (
+                    {k: v[i] for k, v in final.items()} if isinstance(final, dict) else final[i])
                 entry["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
                 entry["episode"] = {"r": float(self._returns[i]), "l": int(self._lengths[i])}
             self._returns[finished] = 0.0
@@ -131,8 +132,11 @@ class SB3VectorEnv(VecEnv):
         return [None] * self.num_envs
 
     # ------------------------------------------------------------------ internals
-    def _obs(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _obs(self, obs: dict[str, np.ndarray]) -> Any:
+        """The batched observation SB3 gets: the transform's dict (or array) of writable arrays."""
         out = self.transform(obs) if self.transform is not None else obs
+        if not isinstance(out, dict):
+            return self._writable("", np.asarray(out))
         return {k: self._writable(k, v) for k, v in out.items()}
 
     def _writable(self, key: str, value: np.ndarray) -> np.ndarray:

@@ -59,11 +59,15 @@ def generate_taillard(
         raise ValueError(f"need 0 <= low <= high, got {low}, {high}")
     t = int(time_seed)
     durations = []
-    for _ in range(n_jobs):
+    span = high - low + 1
+    for _ in range(n_jobs):  # taillard_unif inlined: this loop is most of a generated reset
         row = []
         for _ in range(n_machines):
-            p, t = taillard_unif(t, low, high)
-            row.append(p)
+            k = t // _Q
+            t = _A * (t - k * _Q) - k * _R
+            if t < 0:
+                t += _M
+            row.append(low + int(t / _M * span))
         durations.append(row)
     s = int(machine_seed)
     machines = []

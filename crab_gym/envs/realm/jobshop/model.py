@@ -29,6 +29,9 @@ def _as_matrix(values: Any, what: str, source: str) -> tuple[tuple[int, ...], ..
     numbers beyond :data:`~crab_gym.envs.realm.common.limits.MAX_QUANTITY` (they overflow the solver)."""
     if isinstance(values, np.ndarray):
         values = values.tolist()
+    plain = _plain_int_matrix(values)
+    if plain is not None:
+        return plain
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise InstanceFormatError(source, f"must be a matrix of integers, got {type(values).__name__}", field=what)
     rows = []
@@ -50,6 +53,19 @@ def _as_matrix(values: Any, what: str, source: str) -> tuple[tuple[int, ...], ..
             out.append(int(v))
         rows.append(tuple(out))
     return tuple(rows)
+
+
+def _plain_int_matrix(values: Any) -> tuple[tuple[int, ...], ...] | None:
+    """The matrix as tuples when it is already rows of plain ``int`` within the limit (a generated
+    instance: the common case, checked without a Python call per number); None otherwise."""
+    if not isinstance(values, (list, tuple)) or not all(type(row) in (list, tuple) for row in values):
+        return None
+    rows = tuple(tuple(row) for row in values)
+    if not all(type(v) is int for row in rows for v in row):
+        return None
+    if rows and any(row for row in rows) and max(max(map(abs, row), default=0) for row in rows) > MAX_QUANTITY:
+        return None
+    return rows
 
 
 def _whole(value: Any, source: str, field: str, low: int, high: int = MAX_QUANTITY) -> int:

@@ -1,0 +1,217 @@
+"""Training a size-agnostic dispatcher with MaskablePPO: the recipe ``crab-gym train`` runs.
+
+``train_candidates(TrainSpec("Realm-P11-v0", steps=..., out="runs/p11"))`` trains
+:class:`~crab_gym.baselines.candidate_policy.CandidatePolicy` on the native vector env, on
+instances drawn fresh at every reset (Taillard's generator, ``generator=size``; no solver: the
+reward is L2D's dense ``reward_mode="makespan"``, scaled), one torch thread, with a progress bar
+and a greedy evaluation on the id's ``dev`` split every ``eval_every`` steps. It writes into
+``out``:
+
+* ``model.zip``: the weights that scored best on ``dev`` (a ``MaskablePPO.load``-able file, played
+  by ``crab-gym run --policy sb3:out/model.zip`` on instances of any size);
+* ``last.zip``: the weights at the end;
+* ``training.json``: the spec, the command that reproduces it, the CPU and wall times, the
+  share of training time spent in the env, and the curve (steps, CPU seconds, dev optimality).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from crab_gym._optional import require
+from crab_gym.core.episode import EnvCase
+
+#: MaskablePPO's settings for the candidate policy (measured on P11 15x15, docs/rl.md).
+PPO_DEFAULTS: dict[str, Any] = {
+    "n_steps": 32,
+    "batch_size": 2048,
+    "n_epochs": 3,
+    "learning_rate": 3e-4,
+    "gamma": 1.0,
+    "gae_lambda": 0.95,
+    "ent_coef": 0.01,
+}
+
+
+@dataclass
+class TrainSpec:
+    """What to train: everything that decides the result (the seed included) is here.
+
+    ``size`` is the generator's ``(n_jobs, n_machines)``; ``n_envs`` the vector env's width;
+    ``eval_every`` the steps between two ``dev`` evaluations (0: only at the end), over at most
+    ``eval_instances`` instances of the split (the first ones, in the split's order).
+    """
+
+    env_id: str = "Realm-P11-v0"
+    steps: int = 2_000_000
+    out: str = "runs/train"
+    seed: int = 0
+    size: tuple[int, int] = (15, 15)
+    n_envs: int = 256
+    hidden: int = 32
+    reward_scale: float = 0.01
+    eval_every: int = 500_000
+    eval_split: str = "dev"
+    eval_instances: int = 20
+    ppo: dict[str, Any] = field(default_factory=dict)
+
+    def command(self) -> str:
+        """The ``crab-gym train`` line that reproduces this spec."""
+        parts = ["crab-gym train", f"--env {self.env_id}", f"--steps {self.steps}", f"--out {self.out}",
+                 f"--seed {self.seed}", f"--size {self.size[0]}x{self.size[1]}", f"--n-envs {self.n_envs}",
+                 f"--eval-every {self.eval_every}"]
+        return " ".join(parts)
+
+
+def dev_cases(spec: TrainSpec) -> list[EnvCase]:
+    """The instances the periodic evaluation plays (the first ``eval_instances`` of the split)."""
+    from crab_gym.datasets.splits import select
+
+    return select([spec.env_id], split=spec.eval_split)[: spec.eval_instances]
+
+
+def greedy_optimality(policy_model: Any, cases: Sequence[EnvCase], *, deterministic: bool = True,
+                      seed: int = 0) -> list[float]:
+    """The optimality the model's greedy (or sampled) plan scores on each case, in order."""
+    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
+
+    values = []
+    for case in cases:
+        env = gym.make(case.env_id, **case.kwargs)
+        try:
+            player = CandidateModelPolicy(policy_model, env, deterministic=deterministic)
+            player.seed(seed)
+            obs, info = env.reset(seed=seed)
+            done = False
+            while not done:
+                obs, _, terminated, truncated, info = env.step(player(obs, info))
+                done = terminated or truncated
+            values.append(float(info["metrics"]["optimality"]))
+        finally:
+            env.close()
+    return values
+
+
+def _vec_env(spec: TrainSpec) -> Any:
+    from crab_gym.baselines.candidate_views import candidate_vec_env, view_for
+
+    venv = gym.make_vec(spec.env_id, num_envs=spec.n_envs, vectorization_mode="vector_entry_point",
+                        generator=tuple(spec.size), reference="bound", reward_mode="makespan")
+    env = candidate_vec_env(venv, view_for(spec.env_id), reward_scale=spec.reward_scale)
+    env.seed(spec.seed)
+    return env
+
+
+def train_candidates(spec: TrainSpec, *, progress: bool = True) -> dict[str, Any]:
+    """Train, evaluate on ``dev`` as it goes, write ``out`` (see the module doc); returns the record."""
+    require("torch", "rl")
+    contrib = require("sb3_contrib", "rl", package="sb3-contrib")
+    import torch
+
+    from crab_gym.baselines.candidate_policy import CandidatePolicy
+    from crab_gym.baselines.candidate_views import view_for
+
+    torch.set_num_threads(1)
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases = dev_cases(spec)
+    env = _vec_env(spec)
+    ppo = {**PPO_DEFAULTS, **spec.ppo}
+    ppo["n_steps"] = max(1, int(ppo["n_steps"]))
+    model = contrib.MaskablePPO(CandidatePolicy, env, device="cpu", seed=spec.seed, verbose=0,
+                                policy_kwargs={"hidden": spec.hidden, "view": view_for(spec.env_id).name}, **ppo)
+    callback = _make_progress_class()(spec, cases, out, progress)
+    start_cpu, start_wall = time.process_time(), time.perf_counter()
+    try:
+        model.learn(total_timesteps=int(spec.steps), callback=callback)
+    finally:
+        env.close()
+        callback.close()
+    callback.evaluate(model, final=True)
+    model.save(out / "last.zip")
+    record = {
+        "spec": asdict(spec),
+        "ppo": ppo,
+        "command": spec.command(),
+        "cpu_s": round(time.process_time() - start_cpu, 1),
+        "wall_s": round(time.perf_counter() - start_wall, 1),
+        "steps": int(model.num_timesteps),
+        "env_cpu_s": round(callback.env_cpu_s, 1),
+        "eval_cpu_s": round(callback.eval_cpu_s, 1),
+        "best": callback.best,
+        "curve": callback.curve,
+        "dev_instances": [c.instance for c in cases],
+    }
+    train_cpu = record["cpu_s"] - record["eval_cpu_s"]
+    record["steps_per_cpu_s"] = round(record["steps"] / max(train_cpu, 1e-9))
+    record["env_share"] = round(record["env_cpu_s"] / max(train_cpu, 1e-9), 3)
+    (out / "training.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def _make_progress_class() -> type:
+    from stable_baselines3.common.callbacks import BaseCallback
+    from tqdm.auto import tqdm
+
+    class Progress(BaseCallback):
+        """A tqdm bar over the steps, the env's CPU time, and the periodic ``dev`` evaluation
+        that keeps the best weights in ``out/model.zip``."""
+
+        def __init__(self, spec: TrainSpec, cases: list[EnvCase], out: Path, enabled: bool) -> None:
+            super().__init__()
+            self.spec, self.cases, self.out = spec, cases, out
+            self.bar = tqdm(total=spec.steps, disable=not enabled, desc=f"train {spec.env_id}", unit="step",
+                            unit_scale=True, dynamic_ncols=True)
+            self.curve: list[dict[str, Any]] = []
+            self.best: dict[str, Any] | None = None
+            self.env_cpu_s = self.eval_cpu_s = 0.0
+            self._next_eval = spec.eval_every if spec.eval_every > 0 else math.inf
+            self._cpu0 = time.process_time()
+
+        def _on_training_start(self) -> None:
+            env = self.training_env
+            step_wait = env.step_wait
+
+            def timed_step_wait() -> Any:  # the env's share of the CPU time, measured where it runs
+                t = time.process_time()
+                result = step_wait()
+                self.env_cpu_s += time.process_time() - t
+                return result
+
+            env.step_wait = timed_step_wait
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.model.n_envs)
+            if self.num_timesteps >= self._next_eval:
+                self._next_eval += self.spec.eval_every
+                self.evaluate(self.model)
+            return True
+
+        def evaluate(self, model: Any, *, final: bool = False) -> None:
+            if final and self.curve and self.curve[-1]["steps"] == model.num_timesteps:
+                return
+            t = time.process_time()
+            values = greedy_optimality(model, self.cases)
+            self.eval_cpu_s += time.process_time() - t
+            point = {"steps": int(model.num_timesteps),
+                     "cpu_s": round(time.process_time() - self._cpu0 - self.eval_cpu_s, 1),
+                     "dev_optimality": round(statistics.fmean(values), 4)}
+            self.curve.append(point)
+            self.bar.set_postfix(dev=f"{point['dev_optimality']:.3f}")
+            if self.best is None or point["dev_optimality"] > self.best["dev_optimality"]:
+                self.best = point
+                model.save(self.out / "model.zip")
+
+        def close(self) -> None:
+            self.bar.close()
+
+    return Progress
