@@ -30,6 +30,11 @@ class CandidateView:
     features: Callable[[dict[str, np.ndarray]], np.ndarray]
     mask: Callable[[dict[str, np.ndarray]], np.ndarray]
     doc: str
+    #: Train on fresh generated instances through the id's native vector env, made with these
+    #: keywords (plus ``generator=``); None: train on a pool of the split's instances.
+    vector_kwargs: dict[str, Any] | None = None
+    #: Rewards are multiplied by this while training (the value function's scale).
+    reward_scale: float = 1.0
 
     def observation_space(self, n_candidates: int) -> gym.spaces.Box:
         return gym.spaces.Box(-np.inf, np.inf, (int(n_candidates), self.n_features), np.float32)
@@ -38,6 +43,7 @@ class CandidateView:
 JOBSHOP = CandidateView(
     "jobshop", ("Realm-P11-v0",), N_FEATURES, job_features, non_delay_mask,
     "P11's jobs: crab_gym.envs.realm.jobshop.features (non-delay candidates)",
+    vector_kwargs={"reference": "bound", "reward_mode": "makespan"}, reward_scale=0.01,
 )
 
 #: The views by name (the name a trained model records).
@@ -117,3 +123,55 @@ def candidate_vec_env(venv: gym.vector.VectorEnv, view: CandidateView, *, reward
             return obs, rewards * np.float32(reward_scale), dones, infos
 
     return CandidateVecEnv(venv, observation_space=view.observation_space(venv.single_action_space.n))
+
+
+class PooledCandidates(gym.Env):
+    """Training on a problem without a generator of fresh instances: one env per instance of a
+    pool (e.g. the id's ``dev`` split), a random one at each reset (drawn from the env's own
+    seeded generator), seen through ``view`` with the rows padded to ``n_candidates`` (illegal,
+    all-zero rows: the size-agnostic policy ignores them)."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, envs: list[gym.Env], view: CandidateView, n_candidates: int | None = None) -> None:
+        from crab_gym.wrappers.discrete import DiscreteActions
+
+        if not envs:
+            raise ValueError("PooledCandidates needs at least one env")
+        self.envs = [CandidateObservations(DiscreteActions(e), view) for e in envs]
+        most = max(int(e.action_space.n) for e in self.envs)
+        self.n_candidates = int(n_candidates if n_candidates is not None else most)
+        if self.n_candidates < most:
+            raise ValueError(f"n_candidates={self.n_candidates} is below the pool's largest instance ({most})")
+        self.view = view
+        self.observation_space = view.observation_space(self.n_candidates)
+        self.action_space = gym.spaces.Discrete(self.n_candidates)
+        self.current = self.envs[0]
+
+    def _pad(self, rows: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.n_candidates, self.view.n_features), dtype=np.float32)
+        out[: rows.shape[0]] = rows
+        return out
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.current = self.envs[int(self.np_random.integers(len(self.envs)))]
+        obs, info = self.current.reset(seed=int(self.np_random.integers(2**31 - 1)), options=options)
+        return self._pad(obs), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        index = int(np.asarray(action).reshape(-1)[0])
+        if index >= self.current.action_space.n:  # a padded row: the env rejects it, unchanged
+            index = -1
+        obs, reward, terminated, truncated, info = self.current.step(index)
+        return self._pad(obs), float(reward), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        mask = np.zeros(self.n_candidates, dtype=bool)
+        own = self.current.action_masks()
+        mask[: own.shape[0]] = own
+        return mask
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()

@@ -30,9 +30,10 @@ import gymnasium as gym
 from crab_gym._optional import require
 from crab_gym.core.episode import EnvCase
 
+#: Samples per PPO iteration (``n_steps = ROLLOUT // n_envs``).
+ROLLOUT = 8192
 #: MaskablePPO's settings for the candidate policy (measured on P11 15x15, docs/rl.md).
 PPO_DEFAULTS: dict[str, Any] = {
-    "n_steps": 32,
     "batch_size": 2048,
     "n_epochs": 3,
     "learning_rate": 3e-4,
@@ -58,7 +59,6 @@ class TrainSpec:
     size: tuple[int, int] = (15, 15)
     n_envs: int = 256
     hidden: int = 32
-    reward_scale: float = 0.01
     eval_every: int = 500_000
     eval_split: str = "dev"
     eval_instances: int = 20
@@ -101,12 +101,23 @@ def greedy_optimality(policy_model: Any, cases: Sequence[EnvCase], *, determinis
     return values
 
 
-def _vec_env(spec: TrainSpec) -> Any:
-    from crab_gym.baselines.candidate_views import candidate_vec_env, view_for
+def _vec_env(spec: TrainSpec, cases: Sequence[EnvCase]) -> Any:
+    """The training envs: the id's native vector env on fresh instances when its view says so,
+    else ``n_envs`` pools of the ``cases`` (:class:`~.candidate_views.PooledCandidates`)."""
+    from crab_gym.baselines.candidate_views import PooledCandidates, candidate_vec_env, view_for
 
-    venv = gym.make_vec(spec.env_id, num_envs=spec.n_envs, vectorization_mode="vector_entry_point",
-                        generator=tuple(spec.size), reference="bound", reward_mode="makespan")
-    env = candidate_vec_env(venv, view_for(spec.env_id), reward_scale=spec.reward_scale)
+    view = view_for(spec.env_id)
+    if view.vector_kwargs is not None:
+        venv = gym.make_vec(spec.env_id, num_envs=spec.n_envs, vectorization_mode="vector_entry_point",
+                            generator=tuple(spec.size), **view.vector_kwargs)
+        env = candidate_vec_env(venv, view, reward_scale=view.reward_scale)
+    else:
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        def pool() -> gym.Env:
+            return PooledCandidates([gym.make(c.env_id, **c.kwargs) for c in cases], view)
+
+        env = DummyVecEnv([pool] * spec.n_envs)
     env.seed(spec.seed)
     return env
 
@@ -124,9 +135,9 @@ def train_candidates(spec: TrainSpec, *, progress: bool = True) -> dict[str, Any
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     cases = dev_cases(spec)
-    env = _vec_env(spec)
-    ppo = {**PPO_DEFAULTS, **spec.ppo}
-    ppo["n_steps"] = max(1, int(ppo["n_steps"]))
+    env = _vec_env(spec, cases)
+    ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **spec.ppo}
+    ppo["batch_size"] = min(int(ppo["batch_size"]), int(ppo["n_steps"]) * spec.n_envs)
     model = contrib.MaskablePPO(CandidatePolicy, env, device="cpu", seed=spec.seed, verbose=0,
                                 policy_kwargs={"hidden": spec.hidden, "view": view_for(spec.env_id).name}, **ppo)
     callback = _make_progress_class()(spec, cases, out, progress)
