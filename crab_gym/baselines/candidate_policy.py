@@ -145,7 +145,7 @@ class CandidateModelPolicy:
     which :meth:`seed` sets per episode."""
 
     def __init__(self, model: Any, env: gym.Env, *, deterministic: bool = True, name: str = "candidate_ppo") -> None:
-        from crab_gym.baselines.candidate_views import get_view, view_for
+        from crab_gym.baselines.candidate_views import get_view
 
         self.model = model
         self.deterministic = deterministic
@@ -153,7 +153,7 @@ class CandidateModelPolicy:
         self.view = get_view(model.policy.view) if model.policy.view else None
         self.env = env
         env_id = getattr(getattr(env, "spec", None), "id", None)
-        if self.view is None or (env_id is not None and view_for(env_id) is not self.view):
+        if self.view is None or (env_id is not None and env_id not in self.view.env_ids):
             raise ValueError(f"the model plays {self.view.env_ids if self.view else 'no known view'}, "
                              f"not {env_id}")
 

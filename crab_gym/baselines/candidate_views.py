@@ -41,7 +41,7 @@ class CandidateView:
 
 
 JOBSHOP = CandidateView(
-    "jobshop", ("Realm-P11-v0",), N_FEATURES, job_features, non_delay_mask,
+    "jobshop", ("Realm-P11-v0", "Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"), N_FEATURES, job_features, non_delay_mask,
     "P11's jobs: crab_gym.envs.realm.jobshop.features (non-delay candidates)",
     vector_kwargs={"reference": "bound", "reward_mode": "makespan"}, reward_scale=0.01,
 )

@@ -64,12 +64,16 @@ class _State:
     def __init__(self, obs: dict[str, np.ndarray]) -> None:
         done = obs["done"].astype(bool)
         self.batch, self.n, self.m = done.shape
-        self.proc = obs["processing_time"].astype(np.float64)
+        # J2-J4 jobs have n_ops <= m operations; the rows' padding is marked done, duration 0
+        n_ops = obs.get("n_ops")
+        self.n_ops = np.full((self.batch, self.n), self.m) if n_ops is None else n_ops.astype(np.int64)
+        real = np.arange(self.m)[None, None, :] < self.n_ops[:, :, None]
+        self.proc = np.where(real, obs["processing_time"].astype(np.float64), 0.0)
         self.machine = obs["machine"].astype(np.int64)
         self.legal = obs["action_mask"].astype(bool)
-        self.done = done
-        self.n_done = done.sum(axis=2)
-        k = np.minimum(self.n_done, self.m - 1)
+        self.done = done | ~real
+        self.n_done = (done & real).sum(axis=2)
+        k = np.minimum(self.n_done, self.n_ops - 1)
         b = np.arange(self.batch)[:, None]
         j = np.arange(self.n)[None, :]
         lower = obs["lower_bound"].astype(np.float64)
@@ -79,10 +83,13 @@ class _State:
         self.machine_available = obs["machine_available"].astype(np.float64)
         self.machine_free = self.machine_available[b, self.next_machine]
         self.est = np.maximum(self.ready, self.machine_free)
-        self.completion = lower[:, :, -1]
-        has_second = self.legal & (self.n_done + 1 < self.m)
+        self.completion = lower[b, j, self.n_ops - 1]
+        has_second = self.legal & (self.n_done + 1 < self.n_ops)
         self.second_duration = np.where(has_second, self.proc[b, j, np.minimum(k + 1, self.m - 1)], 0.0)
-        self.unit = np.maximum(self.proc.mean(axis=(1, 2)), 1e-9)[:, None]
+        operations = np.maximum(real.sum(axis=(1, 2)), 1)
+        #: operations per machine (n on a square job shop): the scale of a machine's work
+        self.per_machine = (operations / obs["machine_available"].shape[-1])[:, None]
+        self.unit = np.maximum(self.proc.sum(axis=(1, 2)) / operations, 1e-9)[:, None]
         self.b = b
 
     def earliest(self) -> np.ndarray:
@@ -116,16 +123,16 @@ def job_features(obs: dict[str, np.ndarray]) -> np.ndarray:
         s.next_duration / unit,
         s.second_duration / unit,
         work / (unit * s.m),
-        (s.m - s.n_done) / s.m,
+        (s.n_ops - s.n_done) / s.m,
         _relative(s.est - t0, unit),
         _relative(s.ready - t0, unit),
         _relative(s.machine_free - t0, unit),
-        machine_work / (unit * s.n),
+        machine_work / (unit * s.per_machine),
         machine_queue / s.n,
         _relative(completion_bound - s.completion, unit),
         s.completion / np.maximum(completion_bound, 1e-9),
         work / np.maximum(work.max(axis=1, keepdims=True), 1e-9),
-        np.broadcast_to(s.n_done.sum(axis=1, keepdims=True) / (s.n * s.m), s.legal.shape),
+        np.broadcast_to(s.n_done.sum(axis=1, keepdims=True) / s.n_ops.sum(axis=1, keepdims=True), s.legal.shape),
     )
     features = np.stack([np.asarray(c, dtype=np.float32) for c in columns], axis=-1)
     features[~s.legal] = 0.0
