@@ -44,6 +44,9 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--eval-every", type=_count0, default=defaults.eval_every, metavar="N",
                         help="steps between dev evaluations (0: only at the end)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--install", action="store_true",
+                        help="ship the model: copy it into crab_gym/baselines/trained/ with its manifest entry "
+                             "(the policy named `trained`)")
     parser.set_defaults(func=cmd_train)
     return parser
 
@@ -68,6 +71,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"trained {record['steps']:,} steps in {record['cpu_s']:.0f} CPU-s ({record['wall_s']:.0f} s wall, "
           f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); "
           f"best dev optimality {best.get('dev_optimality', float('nan')):.3f} at {best.get('steps', 0):,} steps")
+    if args.install:
+        from crab_gym.baselines.trained import TRAINED_DIR, install
+
+        entry = install(args.out)
+        print(f"installed as {TRAINED_DIR / entry['file']} (policy `trained` for {', '.join(entry['env_ids'])})")
     print(f"model: {args.out}/model.zip  ->  crab-gym run --env {args.env} --split test "
           f"--policy sb3:{args.out}/model.zip")
     return 0

@@ -27,6 +27,7 @@ from crab_gym.baselines.do_nothing import DoNothingPolicy
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.baselines.trained import trained_ids, trained_policy
 from crab_gym.envs.realm.common.policy_fit import PolicyFitError
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec, load_entry_point
 from crab_gym.envs.realm.index import problem_specs
@@ -123,6 +124,9 @@ def policy_specs() -> dict[str, PolicySpec]:
                    "submits the reference (OR-Tools / CP-SAT) plan: the yardstick of optimality"),
         PolicySpec("do_nothing", DoNothingPolicy, tuple(s.env_id for s in problem_specs() if s.idle_plan),
                    "submits an empty plan or passes: the floor, scoring 0 (not where every move does something)"),
+        # the shipped MaskablePPO models (crab_gym/baselines/trained/); torch is imported on first use
+        PolicySpec("trained", trained_policy, trained_ids(),
+                   "a MaskablePPO CandidatePolicy trained by crab-gym train and shipped (needs the rl extra)"),
         # configured from the environment ($CRAB_GYM_LLM_MODEL, $OPENAI_BASE_URL); openai is
         # imported when the agent first talks to a model
         PolicySpec("llm", lambda env, **options: LLMAgent(**options), None,
@@ -131,7 +135,7 @@ def policy_specs() -> dict[str, PolicySpec]:
         PolicySpec("multi-llm", _multi_llm, tuple(multiagent_ids()),
                    "one LLM agent per actor on the multi-agent form (needs the multiagent extra)", io_bound=True),
     ]
-    specs[3:3] = heuristic_specs()
+    specs[3:3] = heuristic_specs()  # after do_nothing: random, oracle, do_nothing, heuristics, trained, ...
     return {s.name: s for s in specs}
 
 

@@ -30,6 +30,9 @@ import gymnasium as gym
 from crab_gym._optional import require
 from crab_gym.core.episode import EnvCase
 
+#: What a saved model leaves out: the last rollout's observations and episode logs (most of
+#: the file, and nothing a player or a resumed training needs).
+SAVE_EXCLUDE = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer", "ep_success_buffer")
 #: Samples per PPO iteration (``n_steps = ROLLOUT // n_envs``).
 ROLLOUT = 8192
 #: MaskablePPO's settings for the candidate policy (measured on P11 15x15, docs/rl.md).
@@ -148,7 +151,7 @@ def train_candidates(spec: TrainSpec, *, progress: bool = True) -> dict[str, Any
         env.close()
         callback.close()
     callback.evaluate(model, final=True)
-    model.save(out / "last.zip")
+    model.save(out / "last.zip", exclude=list(SAVE_EXCLUDE))
     record = {
         "spec": asdict(spec),
         "ppo": ppo,
@@ -220,7 +223,7 @@ def _make_progress_class() -> type:
             self.bar.set_postfix(dev=f"{point['dev_optimality']:.3f}")
             if self.best is None or point["dev_optimality"] > self.best["dev_optimality"]:
                 self.best = point
-                model.save(self.out / "model.zip")
+                model.save(self.out / "model.zip", exclude=list(SAVE_EXCLUDE))
 
         def close(self) -> None:
             self.bar.close()

@@ -27,12 +27,14 @@ NOT_BASELINES = ("llm", "multi-llm")
 
 
 def reference_policies(env_ids: Sequence[str]) -> list[str]:
-    """The policies of the table, in row order: do_nothing, random, the heuristics, oracle."""
+    """The policies of the table, in row order: do_nothing, random, the heuristics, the shipped
+    trained policy, oracle."""
     specs = policy_specs()
     names = [n for n, s in specs.items() if n not in NOT_BASELINES and not s.io_bound
              and any(s.fits(e) for e in env_ids)]
-    first, last = ["do_nothing", "random"], ["oracle"]
-    return [n for n in first if n in names] + [n for n in names if n not in first + last] + last
+    first, last = ["do_nothing", "random"], ["trained", "oracle"]
+    return ([n for n in first if n in names] + [n for n in names if n not in first + last]
+            + [n for n in last if n in names])
 
 
 def reference_benchmark(env_ids: Sequence[str] | None = None, *, split: str = SPLIT, workers: int | None = None,

@@ -1,0 +1,96 @@
+"""The trained policies shipped with crab_gym: one small MaskablePPO model per candidate view.
+
+``crab_gym/baselines/trained/manifest.json`` lists each model: its file, the ids it plays, and
+the ``crab-gym train`` command, seed, steps and CPU time that produced it (from the run's
+``training.json``), so a row of the reference results made with a shipped model can be made
+again from nothing. ``crab-gym train ... --install`` writes a model and its entry here.
+
+The registry names the shipped models ``trained`` (``crab-gym run --policy trained``); playing
+one needs the rl extra (torch, sb3-contrib).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+#: Where the shipped models and their manifest live.
+TRAINED_DIR = Path(__file__).resolve().parent / "trained"
+MANIFEST = TRAINED_DIR / "manifest.json"
+
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def manifest() -> dict[str, dict[str, Any]]:
+    """The shipped models by view name (empty when none is shipped)."""
+    if not MANIFEST.is_file():
+        return {}
+    return json.loads(MANIFEST.read_text())["models"]
+
+
+def trained_ids() -> tuple[str, ...]:
+    """The env ids a shipped model plays."""
+    return tuple(sorted({i for entry in manifest().values() for i in entry["env_ids"]}))
+
+
+def entry_for(env_id: str) -> tuple[str, dict[str, Any]]:
+    """The shipped model's (view name, manifest entry) that plays ``env_id``."""
+    for name, entry in manifest().items():
+        if env_id in entry["env_ids"]:
+            return name, entry
+    raise KeyError(f"no trained policy is shipped for {env_id} (shipped for: {', '.join(trained_ids()) or 'none'})")
+
+
+def trained_model(env_id: str) -> Any:
+    """The shipped model for ``env_id``, loaded once per process (needs the rl extra)."""
+    from crab_gym._optional import require
+
+    require("torch", "rl")
+    contrib = require("sb3_contrib", "rl", package="sb3-contrib")
+    name, entry = entry_for(env_id)
+    with _LOCK:
+        if name not in _MODELS:
+            _MODELS[name] = contrib.MaskablePPO.load(TRAINED_DIR / entry["file"], device="cpu")
+        return _MODELS[name]
+
+
+def trained_policy(env: gym.Env) -> Any:
+    """The ``trained`` policy for ``env``: its shipped model, greedy."""
+    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
+
+    env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    return CandidateModelPolicy(trained_model(env_id), env, deterministic=True, name="trained")
+
+
+def install(run_dir: str | Path) -> dict[str, Any]:
+    """Ship a ``crab-gym train`` run: copy ``run_dir/model.zip`` in as ``<view>.zip`` and write its
+    manifest entry from ``run_dir/training.json``; returns the entry."""
+    from crab_gym.baselines.candidate_views import view_for
+
+    run = Path(run_dir)
+    record = json.loads((run / "training.json").read_text())
+    view = view_for(record["spec"]["env_id"])
+    TRAINED_DIR.mkdir(exist_ok=True)
+    shutil.copyfile(run / "model.zip", TRAINED_DIR / f"{view.name}.zip")
+    entry = {
+        "file": f"{view.name}.zip",
+        "env_ids": list(view.env_ids),
+        "trained_on": record["spec"]["env_id"],
+        "command": record["command"],
+        "seed": record["spec"]["seed"],
+        "steps": record["best"]["steps"] if record.get("best") else record["steps"],
+        "steps_run": record["steps"],
+        "cpu_s": record["cpu_s"],
+        "dev_optimality": record["best"]["dev_optimality"] if record.get("best") else None,
+        "curve": record["curve"],
+    }
+    models = manifest()
+    models[view.name] = entry
+    MANIFEST.write_text(json.dumps({"models": dict(sorted(models.items()))}, indent=2) + "\n")
+    return entry
