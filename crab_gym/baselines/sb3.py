@@ -38,7 +38,12 @@ import numpy as np
 from crab_gym._optional import require
 from crab_gym.core.episode import EnvCase
 from crab_gym.core.episode_runner import finished_metrics
-from crab_gym.wrappers.discrete import DiscreteActions
+from crab_gym.wrappers.discrete import (
+    DiscreteActions,
+    flat_multidiscrete_observation,
+    flat_multidiscrete_space,
+    needs_flat_multidiscrete,
+)
 
 #: A wrapper factory applied between ``gym.make`` and ``DiscreteActions``.
 WrapperFn = Callable[[gym.Env], gym.Env]
@@ -107,38 +112,29 @@ def _label(env: gym.Env) -> str:
 class SB3Observations(gym.ObservationWrapper):
     """Reshape the observation parts SB3 cannot take: a ``MultiDiscrete`` with a
     multi-dimensional ``nvec`` (e.g. P3/P4's ``request_places``) becomes a flat one.
-    Everything else passes unchanged; :func:`make_masked_env` adds it only when needed."""
+    Everything else passes unchanged. ``DiscreteActions`` already does this (by default); this
+    wrapper is for an env observed some other way."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        self.observation_space = _sb3_space(env.observation_space)
+        self.observation_space = flat_multidiscrete_space(env.observation_space)
 
     @staticmethod
     def needed(space: gym.Space) -> bool:
-        if isinstance(space, gym.spaces.Dict):
-            return any(SB3Observations.needed(s) for s in space.spaces.values())
-        return isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1
+        return needs_flat_multidiscrete(space)
 
     def observation(self, observation: Any) -> Any:
-        return sb3_observation(observation, self.env.observation_space)
+        return flat_multidiscrete_observation(observation, self.env.observation_space)
 
 
 def _sb3_space(space: gym.Space) -> gym.Space:
-    if isinstance(space, gym.spaces.Dict):
-        return gym.spaces.Dict({k: _sb3_space(s) for k, s in space.spaces.items()})
-    if isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1:
-        return gym.spaces.MultiDiscrete(space.nvec.reshape(-1), dtype=space.dtype, start=space.start.reshape(-1))
-    return space
+    return flat_multidiscrete_space(space)
 
 
 def sb3_observation(observation: Any, space: gym.Space) -> Any:
     """An env observation in the shape :class:`SB3Observations` gives (for a trained model
     acting on the plain env)."""
-    if isinstance(space, gym.spaces.Dict):
-        return {k: sb3_observation(observation[k], s) for k, s in space.spaces.items()}
-    if isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.ndim > 1:
-        return np.asarray(observation).reshape(-1)
-    return observation
+    return flat_multidiscrete_observation(observation, space)
 
 
 class EpisodeStats(gym.Wrapper):

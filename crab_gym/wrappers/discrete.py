@@ -36,12 +36,18 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             env has not terminated (default True; with False such a state yields an
             all-True mask, so every move is then an invalid no-op).
 
-    The observation, reward and ``info`` are the env's own; ``info["action"]`` is the tool
-    call the flat index stood for. A tool call dict is also accepted and passed through.
+    The reward and ``info`` are the env's own; ``info["action"]`` is the tool call the flat
+    index stood for. A tool call dict is also accepted and passed through. The observation is the
+    env's own too, except that a ``MultiDiscrete`` part with a multi-dimensional ``nvec`` (P3/P4's
+    ``request_places``) is flattened (``flat_observations=True``, the default), because
+    Stable-Baselines3 one-hot encodes a ``MultiDiscrete`` entry by entry and fails deep in torch
+    on one of more dimensions: ``MaskablePPO("MultiInputPolicy", DiscreteActions(env))`` works on
+    every REALM id.
     """
 
-    def __init__(self, env: gym.Env, *, truncate_when_stuck: bool = True) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self, truncate_when_stuck=truncate_when_stuck)
+    def __init__(self, env: gym.Env, *, truncate_when_stuck: bool = True, flat_observations: bool = True) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, truncate_when_stuck=truncate_when_stuck,
+                                                 flat_observations=flat_observations)
         gym.Wrapper.__init__(self, env)
         codec = getattr(env.unwrapped, "codec", None)
         if codec is None or not hasattr(codec, "flat_to_call"):
@@ -56,6 +62,9 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.codec = codec
         self.truncate_when_stuck = truncate_when_stuck
         self.action_space = spaces.Discrete(codec.n_flat)
+        self._flatten = flat_observations and needs_flat_multidiscrete(env.observation_space)
+        if self._flatten:
+            self.observation_space = flat_multidiscrete_space(env.observation_space)
         #: names of the actions left out (non-finite parameters)
         self.excluded_actions: list[str] = [
             a.name for a, finite in zip(codec.actions, codec.finite) if not finite
@@ -89,6 +98,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 return self._reject(action)
             call = self.flat_to_call(index)
         obs, reward, terminated, truncated, info = self.env.step(call)
+        obs = self._observe(obs)
         if self.truncate_when_stuck and not (terminated or truncated) and not self._env_masks().any():
             truncated = True
         return obs, reward, terminated, truncated, info
@@ -97,9 +107,17 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Out of range or malformed: the env sees a call it rejects (state unchanged, the
         invalid-action penalty applies) and ``info["error"]`` names the bad flat action."""
         obs, reward, terminated, truncated, info = self.env.step({"name": _NO_ACTION, "arguments": {}})
+        obs = self._observe(obs)
         if isinstance(info, dict):
             info["error"] = f"flat action {action!r} is not an index of Discrete({self.codec.n_flat})"
         return obs, reward, terminated, truncated, info
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return self._observe(obs), info
+
+    def _observe(self, obs: Any) -> Any:
+        return flat_multidiscrete_observation(obs, self.env.observation_space) if self._flatten else obs
 
     def action_masks(self) -> np.ndarray:
         """Legal flat actions (bool, length ``n``); never all False (see the module doc)."""
@@ -124,3 +142,29 @@ def _as_index(action: Any) -> int | None:
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
         return int(action.reshape(-1)[0])
     return None
+
+
+def needs_flat_multidiscrete(space: gym.Space) -> bool:
+    """Whether ``space`` has a ``MultiDiscrete`` (alone or as a ``Dict`` part) with a
+    multi-dimensional ``nvec``."""
+    if isinstance(space, spaces.Dict):
+        return any(needs_flat_multidiscrete(s) for s in space.spaces.values())
+    return isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim > 1
+
+
+def flat_multidiscrete_space(space: gym.Space) -> gym.Space:
+    """``space`` with every multi-dimensional ``MultiDiscrete`` made one-dimensional (row-major)."""
+    if isinstance(space, spaces.Dict):
+        return spaces.Dict({k: flat_multidiscrete_space(s) for k, s in space.spaces.items()})
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim > 1:
+        return spaces.MultiDiscrete(space.nvec.reshape(-1), dtype=space.dtype, start=space.start.reshape(-1))
+    return space
+
+
+def flat_multidiscrete_observation(observation: Any, space: gym.Space) -> Any:
+    """An observation of ``space`` in the shape :func:`flat_multidiscrete_space` gives."""
+    if isinstance(space, spaces.Dict):
+        return {k: flat_multidiscrete_observation(observation[k], s) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim > 1:
+        return np.asarray(observation).reshape(-1)
+    return observation

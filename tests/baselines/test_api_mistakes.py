@@ -59,3 +59,27 @@ def test_a_misspelt_desktop_keyword_says_did_you_mean(keyword, nearest):
     with pytest.raises(TypeError) as info:
         gym.make("CrabDesktop-v0", **{keyword: "x"})
     assert f"unknown keyword {keyword!r} (did you mean {nearest!r}?); valid keywords: task, render_mode" in str(info.value)
+
+
+@pytest.mark.parametrize("env_id", REALM_IDS)
+def test_plain_maskable_ppo_multiinputpolicy_learns_on_every_realm_env(env_id):
+    """The three-line recipe a user types first (issue 35/38): it learned nothing on P3/P4 before
+    (TypeError deep in torch on a 2-D MultiDiscrete)."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from crab_gym.wrappers.discrete import DiscreteActions
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        env = DiscreteActions(gym.make(env_id))
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(32)
+        obs, _ = env.reset(seed=0)
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        assert env.action_masks()[int(action)]
+        env.close()
+    finally:
+        torch.set_num_threads(threads)

@@ -13,7 +13,8 @@ learning-to-dispatch literature (L2D's table: SPT 25.9 %, MWKR 19.5 % on Taillar
 among this set; the project's rules choose among all legal jobs (SPT 56.9 %, MWKR 27.0 %).
 Restricted to this set, they give SPT 25.9 % and MWKR 19.2 % (``python benchmarks/rl_jobshop.py
 --rules``). The restriction can exclude every optimal schedule, but a dispatcher learns faster and
-plays better inside it; :data:`FEATURES` marks it and the trained policies mask the rest.
+plays better inside it: the ``non_delay`` feature marks it, and the trained policies choose in it.
+J2-J4 observations (jobs of different lengths, padded rows marked done) are read the same way.
 
 **Features** (``FEATURE_NAMES``; times in units of the instance's mean operation duration, so that
 instances of any size and duration range look alike): the job's legality and candidacy, its next
