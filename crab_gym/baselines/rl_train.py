@@ -224,6 +224,8 @@ def _make_progress_class() -> type:
             if self.best is None or point["dev_optimality"] > self.best["dev_optimality"]:
                 self.best = point
                 model.save(self.out / "model.zip", exclude=list(SAVE_EXCLUDE))
+            progress = {"finished": False, "best": self.best, "curve": self.curve}  # readable while it trains
+            (self.out / "curve.json").write_text(json.dumps(progress, indent=2) + "\n")
 
         def close(self) -> None:
             self.bar.close()
