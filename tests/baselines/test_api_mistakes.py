@@ -83,3 +83,36 @@ def test_plain_maskable_ppo_multiinputpolicy_learns_on_every_realm_env(env_id):
         env.close()
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("env_id", REALM_IDS)
+def test_sb3_check_env_passes_through_discrete_actions(env_id):
+    """SB3's own checker fails on a raw env (a OneOf action space is no SB3 space: a TypeError
+    from numpy); docs/rl.md says to check DiscreteActions(env), which passes on every id."""
+    pytest.importorskip("stable_baselines3")
+    import warnings
+
+    from stable_baselines3.common.env_checker import check_env
+
+    from crab_gym.wrappers.discrete import DiscreteActions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SB3 suggests flattening 2-D observation parts
+        check_env(DiscreteActions(gym.make(env_id)))
+
+
+def test_train_maskable_ppo_shows_a_progress_bar_and_uses_one_thread(capsys):
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from crab_gym.baselines.sb3 import train_maskable_ppo
+
+    threads = torch.get_num_threads()
+    try:
+        train_maskable_ppo("Realm-P11-v0", 64, env_kwargs={"instance": "ft06"},
+                           ppo_kwargs={"n_steps": 64, "batch_size": 64, "n_epochs": 1})
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    err = capsys.readouterr().err
+    assert "train Realm-P11-v0" in err and "100%" in err and "64.0/64.0" in err
