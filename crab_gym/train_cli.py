@@ -2,7 +2,7 @@
 
 Wired into ``crab_gym.cli`` with :func:`add_train_parser`; the recipe is
 :func:`crab_gym.baselines.rl_train.train_candidates`. Exit codes: 0 trained, 2 a usage mistake
-(one line on stderr), 130 interrupted (the best model so far stays in ``--out``).
+(one line on stderr), 130 interrupted (the best weights on dev so far stay in ``--out/best_dev.zip``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Train sb3-contrib's MaskablePPO with crab_gym's CandidatePolicy (one score per job, shared "
             "weights) on freshly generated instances, one torch thread, evaluating greedily on the id's dev "
-            "split as it goes. Writes DIR/model.zip (best on dev), DIR/last.zip and DIR/training.json (the "
-            "command, CPU time, env share, curve). Play it with: crab-gym run --env ID --split test "
+            "split as it goes. Writes DIR/model.zip (the last weights), DIR/best_dev.zip and DIR/training.json "
+            "(the command, CPU time, env share, curve). Play it with: crab-gym run --env ID --split test "
             "--policy sb3:DIR/model.zip"
         ),
     )
@@ -67,10 +67,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"crab-gym train: interrupted; the best model so far is in {args.out}/model.zip", file=sys.stderr)
         return 130
-    best = record["best"] or {}
+    last = record["curve"][-1]["dev_optimality"] if record["curve"] else float("nan")
     print(f"trained {record['steps']:,} steps in {record['cpu_s']:.0f} CPU-s ({record['wall_s']:.0f} s wall, "
           f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); "
-          f"best dev optimality {best.get('dev_optimality', float('nan')):.3f} at {best.get('steps', 0):,} steps")
+          f"dev optimality {last:.3f}")
     if args.install:
         from crab_gym.baselines.trained import TRAINED_DIR, install
 

@@ -84,10 +84,9 @@ def install(run_dir: str | Path) -> dict[str, Any]:
         "trained_on": record["spec"]["env_id"],
         "command": record["command"],
         "seed": record["spec"]["seed"],
-        "steps": record["best"]["steps"] if record.get("best") else record["steps"],
-        "steps_run": record["steps"],
+        "steps": record["steps"],
         "cpu_s": record["cpu_s"],
-        "dev_optimality": record["best"]["dev_optimality"] if record.get("best") else None,
+        "dev_optimality": record["curve"][-1]["dev_optimality"] if record.get("curve") else None,
         "curve": record["curve"],
     }
     models = manifest()

@@ -136,7 +136,7 @@ def test_crab_gym_train_writes_a_model_that_crab_gym_run_plays(tmp_path, capsys)
     record = json.loads((out / "training.json").read_text())
     assert record["steps"] >= 512 and record["command"].startswith("crab-gym train --env Realm-P11-v0")
     assert record["curve"] and 0 < record["best"]["dev_optimality"] <= 1
-    assert (out / "model.zip").is_file() and (out / "last.zip").is_file()
+    assert (out / "model.zip").is_file() and (out / "best_dev.zip").is_file()
     capsys.readouterr()
     code = main(["run", "--env", "Realm-P11-v0", "--instances", "ft06", "la01", "--policy", f"sb3:{out}/model.zip",
                  "--episodes", "1", "--out", str(tmp_path / "run")])
@@ -157,6 +157,6 @@ def test_training_is_repeatable_under_a_seed(tmp_path) -> None:
     for run in ("a", "b"):
         train_candidates(TrainSpec(steps=256, out=str(tmp_path / run), size=(6, 6), n_envs=8, eval_every=0,
                                    eval_instances=1), progress=False)
-        weights.append(MaskablePPO.load(tmp_path / run / "last.zip", device="cpu").policy.state_dict())
+        weights.append(MaskablePPO.load(tmp_path / run / "model.zip", device="cpu").policy.state_dict())
     for name, tensor in weights[0].items():
         assert torch.equal(tensor, weights[1][name]), name
