@@ -1,6 +1,7 @@
-"""The trained policies shipped with crab_gym: one small MaskablePPO model per candidate view.
+"""The trained policies shipped with crab_gym: small MaskablePPO models, one per id trained on.
 
-``crab_gym/baselines/trained/manifest.json`` lists each model: its file, the ids it plays, and
+``crab_gym/baselines/trained/manifest.json`` lists each model by the id it was trained on: its
+file, the ids its view plays (P11's model also plays J2-J4), and
 the ``crab-gym train`` command, seed, steps and CPU time that produced it (from the run's
 ``training.json``), so a row of the reference results made with a shipped model can be made
 again from nothing. ``crab-gym train ... --install`` writes a model and its entry here.
@@ -28,7 +29,7 @@ _LOCK = threading.Lock()
 
 
 def manifest() -> dict[str, dict[str, Any]]:
-    """The shipped models by view name (empty when none is shipped)."""
+    """The shipped models by the env id each was trained on (empty when none is shipped)."""
     if not MANIFEST.is_file():
         return {}
     return json.loads(MANIFEST.read_text())["models"]
@@ -40,8 +41,12 @@ def trained_ids() -> tuple[str, ...]:
 
 
 def entry_for(env_id: str) -> tuple[str, dict[str, Any]]:
-    """The shipped model's (view name, manifest entry) that plays ``env_id``."""
-    for name, entry in manifest().items():
+    """(key, manifest entry) of the shipped model that plays ``env_id``: the one trained on it, else
+    one trained on another id of the same view (P11's plays J2-J4)."""
+    models = manifest()
+    if env_id in models:
+        return env_id, models[env_id]
+    for name, entry in models.items():
         if env_id in entry["env_ids"]:
             return name, entry
     raise KeyError(f"no trained policy is shipped for {env_id} (shipped for: {', '.join(trained_ids()) or 'none'})")
@@ -75,13 +80,15 @@ def install(run_dir: str | Path) -> dict[str, Any]:
 
     run = Path(run_dir)
     record = json.loads((run / "training.json").read_text())
-    view = view_for(record["spec"]["env_id"])
+    env_id = record["spec"]["env_id"]
+    view = view_for(env_id)
     TRAINED_DIR.mkdir(exist_ok=True)
-    shutil.copyfile(run / "model.zip", TRAINED_DIR / f"{view.name}.zip")
+    file = f"{env_id.removeprefix('Realm-').removesuffix('-v0').lower()}.zip"
+    shutil.copyfile(run / "model.zip", TRAINED_DIR / file)
     entry = {
-        "file": f"{view.name}.zip",
+        "file": file,
         "env_ids": list(view.env_ids),
-        "trained_on": record["spec"]["env_id"],
+        "view": view.name,
         "command": record["command"],
         "seed": record["spec"]["seed"],
         "steps": record["steps"],
@@ -90,6 +97,6 @@ def install(run_dir: str | Path) -> dict[str, Any]:
         "curve": record["curve"],
     }
     models = manifest()
-    models[view.name] = entry
+    models[env_id] = entry
     MANIFEST.write_text(json.dumps({"models": dict(sorted(models.items()))}, indent=2) + "\n")
     return entry

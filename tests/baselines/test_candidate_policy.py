@@ -160,3 +160,29 @@ def test_training_is_repeatable_under_a_seed(tmp_path) -> None:
         weights.append(MaskablePPO.load(tmp_path / run / "model.zip", device="cpu").policy.state_dict())
     for name, tensor in weights[0].items():
         assert torch.equal(tensor, weights[1][name]), name
+
+
+def test_an_installed_model_is_the_policy_named_trained(tmp_path, monkeypatch) -> None:
+    from crab_gym.baselines import trained
+    from crab_gym.baselines.registry import policy_specs
+
+    monkeypatch.setattr(trained, "TRAINED_DIR", tmp_path / "shipped")
+    monkeypatch.setattr(trained, "MANIFEST", tmp_path / "shipped" / "manifest.json")
+    monkeypatch.setattr(trained, "_MODELS", {})
+    assert trained.trained_ids() == () and not policy_specs()["trained"].fits("Realm-P11-v0")
+    run = tmp_path / "run"
+    train_candidates(TrainSpec(steps=256, out=str(run), size=(6, 6), n_envs=8, eval_every=0, eval_instances=1),
+                     progress=False)
+    entry = trained.install(run)
+    assert entry["file"] == "p11.zip" and entry["command"].startswith("crab-gym train --env Realm-P11-v0")
+    assert set(trained.trained_ids()) == {"Realm-P11-v0", "Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"}
+    spec = policy_specs()["trained"]
+    assert spec.fits("Realm-J3-v0") and not spec.fits("Realm-P1-v0")
+    env = gym.make("Realm-J3-v0", instance="j3_small_00")
+    policy = spec.build(env)
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy(obs, info))
+        done = terminated or truncated
+    assert info["metrics"]["constraint_satisfaction"] == 1.0
