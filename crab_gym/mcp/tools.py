@@ -12,6 +12,7 @@ whether it is a tool error. Nothing here raises for a caller's mistake.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -56,8 +57,32 @@ class ToolReply:
     then: Callable[[], ToolReply] | None = None
 
 
+#: The largest tool call's arguments the server reads, in characters of JSON (the plan of the
+#: largest shipped instance, J3's 200x50, is about 12,000): a bigger call is refused unread.
+MAX_ARGUMENT_CHARS = 1_000_000
+#: The longest agent name an episode is recorded under (it goes into every record and report).
+MAX_AGENT_CHARS = 200
+#: An error message longer than this is cut (it may quote what the caller sent).
+MAX_ERROR_CHARS = 2_000
+
+
 def failure(message: str) -> ToolReply:
+    if len(message) > MAX_ERROR_CHARS:
+        cut = len(message) - MAX_ERROR_CHARS
+        message = f"{message[:MAX_ERROR_CHARS]}... ({cut:,} more characters not shown)"
     return ToolReply(message, {"error": message}, error=True)
+
+
+def _too_large(name: str, arguments: Any) -> str | None:
+    """Why a call's arguments are refused unread (too many characters), or None."""
+    try:
+        size = len(json.dumps(arguments, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return None  # the validation says what is wrong with them
+    if size <= MAX_ARGUMENT_CHARS:
+        return None
+    return (f"the arguments of {name!r} are {size:,} characters of JSON; this server reads at most "
+            f"{MAX_ARGUMENT_CHARS:,} per call (the largest shipped instance's plan is about 12,000)")
 
 
 # ====================================================================== generic tools
@@ -101,7 +126,7 @@ def start_episode(
     seed: Annotated[int, Field(ge=0)] = 0,
     keywords: dict[str, Any] | None = None,
     max_steps: Annotated[int, Field(ge=1)] = 10_000,
-    agent: str = "mcp",
+    agent: Annotated[str, Field(max_length=MAX_AGENT_CHARS)] = "mcp",
     state_in_replies: bool = True,
     split: str | None = None,
     session: Any = None,
@@ -279,6 +304,9 @@ def _schema(act_: Action) -> dict[str, Any]:
 def call(session: Session, name: str, arguments: Any) -> ToolReply:
     """Answer one tool call; a caller's mistake is a tool error with the reason, never an exception."""
     session.calls += 1
+    refused = _too_large(name, arguments)
+    if refused is not None:
+        return failure(refused)
     try:
         if name in GENERIC:
             tool = GENERIC[name]

@@ -323,10 +323,10 @@ class LLMAdapter(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not self._started:
             lines = ["None yet: this is the start of the episode."]
         elif self.last_action_error is not None:
-            shown = call_to_text(self.last_tool_call) if self.last_tool_call else _raw_text(self.last_action)
-            lines = [
+            shown = _short(call_to_text(self.last_tool_call), 500) if self.last_tool_call else _raw_text(self.last_action)
+            lines = [  # a rejected call is quoted, not echoed whole (a 3.6 MB plan came back whole)
                 f"REJECTED (the state is unchanged): {shown}",
-                f"Error: {self.last_action_error}",
+                f"Error: {_short(str(self.last_action_error), 1000)}",
             ]
             if self.consecutive_errors > 1:
                 lines.append(f"That is {self.consecutive_errors} rejected calls in a row.")
@@ -499,7 +499,7 @@ def _raw_text(action: Any) -> str:
 
 def _short(obj: Any, limit: int = 300) -> str:
     text = obj if isinstance(obj, str) else repr(obj)
-    return text if len(text) <= limit else text[:limit] + "..."
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters not shown)"
 
 
 __all__ = ["ADAPTER_INFO_KEYS", "LLMAdapter", "ToolCallTextSpace", "summarize_observation"]

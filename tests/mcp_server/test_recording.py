@@ -152,3 +152,27 @@ def test_a_client_plays_a_split_and_each_record_names_its_instance_and_split(tmp
     (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert (record["split"], record["instance"], record["size"]) == ("test", "ta01", "15x15")
+
+
+def test_oversized_calls_and_names_are_refused_with_a_tool_error_and_nothing_is_stored(tmp_path):
+    """Issue 38 item 8: a 3.5 MB agent name went into every record and report; a rejected 3.6 MB
+    plan came back whole in the error."""
+    with EpisodeRecorder(tmp_path) as recorder:
+        _oversized_calls(SessionRegistry(recorder).open())
+    records = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert [r["policy"] for r in records] == ["me"]
+
+
+def _oversized_calls(session) -> None:
+    named = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06", "agent": "x" * 3_500_000})
+    assert named.error and len(named.text) < 400 and "3,500,059 characters" in named.text
+    assert session.episode is None
+    big_name = tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06", "agent": "y" * 201})
+    assert big_name.error and "200" in big_name.text
+    tools.call(session, "start_episode", {"env_id": "Realm-P11-v0", "instance": "ft06", "agent": "me"})
+    plan = tools.call(session, "submit_plan", {"sequence": [[0] * 600_000] * 6})
+    assert plan.error and "this server reads at most 1,000,000" in plan.text and len(plan.text) < 400
+    assert session.episode is not None and not session.episode.done  # the episode goes on, unchanged
+    wrong = tools.call(session, "submit_plan", {"sequence": [[0, 1, 2, 3, 4, 5] * 8_000] * 6})  # 864k characters
+    assert wrong.error and len(wrong.text) <= 2_100 and "more characters not shown" in wrong.text
+    assert not tools.call(session, "end_episode", {}).error
