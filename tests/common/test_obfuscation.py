@@ -272,3 +272,19 @@ def test_odd_arguments_are_answered_as_the_plain_env_answers_them(env_id):
     assert info["valid"] is False and info["error"]
     _, _, _, _, info = env.step({"name": call["name"], "arguments": json.dumps(call["arguments"])})
     assert info["valid"] is True, info.get("error")
+
+
+@pytest.mark.parametrize("value", ["yes", 1.5, -1, [1]])
+def test_an_obfuscate_value_that_is_no_seed_is_named_in_the_error(value):
+    """Issue 38 item 6: obfuscate='yes' said "invalid literal for int() with base 10: 'yes'"."""
+    with pytest.raises(ValueError, match=r"obfuscate must be True, False or a seed \(a whole number >= 0\), got "):
+        gym.make("Realm-P1-v0", obfuscate=value)
+
+
+def test_a_numpy_integer_is_a_seed_of_the_renaming():
+    import numpy as np
+
+    a, b = gym.make("Realm-P1-v0", obfuscate=np.int64(3)), gym.make("Realm-P1-v0", obfuscate=3)
+    a.reset(seed=0)
+    b.reset(seed=0)
+    assert a.unwrapped.describe() == b.unwrapped.describe()

@@ -13,6 +13,7 @@ import copy
 import functools
 import inspect
 import json
+import operator
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -214,6 +215,19 @@ def _with_hint(exc: BaseException, hint: str) -> BaseException | None:
         return None
 
 
+def _obfuscation_seed(obfuscate: Any) -> int:
+    """The renaming's seed of ``obfuscate=True`` (0) or of a whole number >= 0; else a ValueError naming it."""
+    if obfuscate is True:
+        return 0
+    try:
+        seed = operator.index(obfuscate)
+    except TypeError:
+        seed = -1
+    if isinstance(obfuscate, bool) or seed < 0:
+        raise ValueError(f"obfuscate must be True, False or a seed (a whole number >= 0), got {obfuscate!r}")
+    return int(seed)
+
+
 class RealmEnv(CrabEnv):
     """The base of every REALM env: what they all do the same way, written once.
 
@@ -246,7 +260,7 @@ class RealmEnv(CrabEnv):
         docs/llm-evaluation.md); a plan scores the same under renaming."""
         if obfuscate is False or obfuscate is None:
             return super().__new__(cls)
-        return ObfuscatedEnv(cls(*args, **kwargs), seed=0 if obfuscate is True else int(obfuscate))
+        return ObfuscatedEnv(cls(*args, **kwargs), seed=_obfuscation_seed(obfuscate))
 
     #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
