@@ -67,6 +67,7 @@ class TrainSpec:
     eval_every: int = 500_000
     eval_split: str = "dev"
     eval_instances: int | None = None
+    eval_generated: int = 20
     ppo: dict[str, Any] = field(default_factory=dict)
 
     def command(self) -> str:
@@ -87,23 +88,39 @@ def dev_cases(spec: TrainSpec) -> list[EnvCase]:
 def greedy_optimality(policy_model: Any, cases: Sequence[EnvCase], *, deterministic: bool = True,
                       seed: int = 0) -> list[float]:
     """The optimality the model's greedy (or sampled) plan scores on each case, in order."""
-    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
-
     values = []
     for case in cases:
         env = gym.make(case.env_id, **case.kwargs)
         try:
-            player = CandidateModelPolicy(policy_model, env, deterministic=deterministic)
-            player.seed(seed)
-            obs, info = env.reset(seed=seed)
-            done = False
-            while not done:
-                obs, _, terminated, truncated, info = env.step(player(obs, info))
-                done = terminated or truncated
-            values.append(float(info["metrics"]["optimality"]))
+            values.append(_play(policy_model, env, seed, deterministic))
         finally:
             env.close()
     return values
+
+
+def generated_optimality(policy_model: Any, spec: TrainSpec) -> list[float]:
+    """The greedy optimality on ``spec.eval_generated`` instances of the training size whose
+    optimum is known by construction (``construction="bound_tight"``, seeds 10,000 on: never
+    drawn in training, no solver): a training curve that the easy ``dev`` split cannot give."""
+    shape = {"n_jobs": spec.size[0], "n_machines": spec.size[1], "construction": "bound_tight"}
+    env = gym.make(spec.env_id, generator=shape)
+    try:
+        return [_play(policy_model, env, 10_000 + k, True) for k in range(spec.eval_generated)]
+    finally:
+        env.close()
+
+
+def _play(policy_model: Any, env: gym.Env, seed: int, deterministic: bool) -> float:
+    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
+
+    player = CandidateModelPolicy(policy_model, env, deterministic=deterministic)
+    player.seed(seed)
+    obs, info = env.reset(seed=seed)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(player(obs, info))
+        done = terminated or truncated
+    return float(info["metrics"]["optimality"])
 
 
 def _vec_env(spec: TrainSpec, cases: Sequence[EnvCase]) -> Any:
@@ -192,6 +209,10 @@ def _make_progress_class() -> type:
             self.env_cpu_s = self.eval_cpu_s = 0.0
             self._next_eval = spec.eval_every if spec.eval_every > 0 else math.inf
             self._cpu0 = time.process_time()
+            from crab_gym.baselines.candidate_views import view_for
+
+            # fresh instances of a known optimum only where training draws fresh instances
+            self.generated = view_for(spec.env_id).vector_kwargs is not None and spec.eval_generated > 0
 
         def _on_training_start(self) -> None:
             env = self.training_env
@@ -217,10 +238,13 @@ def _make_progress_class() -> type:
                 return
             t = time.process_time()
             values = greedy_optimality(model, self.cases)
+            generated = generated_optimality(model, self.spec) if self.generated else None
             self.eval_cpu_s += time.process_time() - t
             point = {"steps": int(model.num_timesteps),
                      "cpu_s": round(time.process_time() - self._cpu0 - self.eval_cpu_s, 1),
                      "dev_optimality": round(statistics.fmean(values), 4)}
+            if generated:
+                point["generated_optimality"] = round(statistics.fmean(generated), 4)
             self.curve.append(point)
             self.bar.set_postfix(dev=f"{point['dev_optimality']:.3f}")
             if self.best is None or point["dev_optimality"] > self.best["dev_optimality"]:
