@@ -51,8 +51,9 @@ def results_markdown(data: Mapping[str, Any], figure: str | None = "results.png"
         "# Reference results",
         "",
         "Every baseline on every REALM id's `test` split: doing nothing (where an empty plan is a legal move), "
-        "random play (seeds 0-4), every registered heuristic and the oracle (seed 0: they are deterministic "
-        "on an instance). Each cell is the mean over the split's instances (and seeds) with its 95 % "
+        "random play (seeds 0-4), every registered heuristic, the shipped trained policy (`trained`: a "
+        "MaskablePPO model made by `crab-gym train`, the command in `crab_gym/baselines/trained/manifest.json`, "
+        "[docs/rl.md](rl.md)) and the oracle (seed 0: they are deterministic on an instance). Each cell is the mean over the split's instances (and seeds) with its 95 % "
         "bootstrap interval over instances and seeds. `track`: may the policy call a solver "
         "([docs/evaluation.md](evaluation.md#evaluation-tracks-may-the-agent-call-a-solver)); compare your "
         "agent with the rows of its track. The splits: `crab-gym list --splits`.",
@@ -70,7 +71,8 @@ def results_markdown(data: Mapping[str, Any], figure: str | None = "results.png"
 
 
 def results_figure(data: Mapping[str, Any], path: str | Path) -> Path:
-    """Mean optimality per problem for do-nothing, random, the best heuristic and the oracle."""
+    """Mean optimality per problem for do-nothing, random, the best heuristic, the shipped trained
+    policy (where there is one) and the oracle."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,22 +80,25 @@ def results_figure(data: Mapping[str, Any], path: str | Path) -> Path:
 
     groups = rows_by_env(data["rows"])
     envs = list(groups)
-    series = {"do_nothing": [], "random": [], "best heuristic": [], "oracle": []}
+    named = ("do_nothing", "random", "trained", "oracle")
+    series: dict[str, list[float]] = {"do_nothing": [], "random": [], "best heuristic": [], "trained": [], "oracle": []}
     for env_id in envs:
         by_policy = {r["policy"]: r.get("optimality") for r in groups[env_id]}
-        heuristics = [v for p, v in by_policy.items() if p not in ("do_nothing", "random", "oracle") and is_number(v)]
-        for name in ("do_nothing", "random", "oracle"):
+        heuristics = [v for p, v in by_policy.items() if p not in named and is_number(v)]
+        for name in named:
             series[name].append(by_policy.get(name) if is_number(by_policy.get(name)) else math.nan)
         series["best heuristic"].append(max(heuristics) if heuristics else math.nan)
+    if all(math.isnan(v) for v in series["trained"]):
+        del series["trained"]
     fig, ax = plt.subplots(figsize=(11, 3.6))
-    width = 0.2
+    width = 0.8 / len(series)
     for k, (name, values) in enumerate(series.items()):
         ax.bar([i + k * width for i in range(len(envs))], values, width=width, label=name)
-    ax.set_xticks([i + 1.5 * width for i in range(len(envs))], [e.removeprefix("Realm-").removesuffix("-v0")
-                                                                 for e in envs])
+    ax.set_xticks([i + (len(series) - 1) / 2 * width for i in range(len(envs))],
+                  [e.removeprefix("Realm-").removesuffix("-v0") for e in envs])
     ax.set_ylabel("optimality (test split)")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize="small", ncol=4, loc="upper center", bbox_to_anchor=(0.5, 1.15))
+    ax.legend(fontsize="small", ncol=len(series), loc="upper center", bbox_to_anchor=(0.5, 1.15))
     fig.tight_layout()
     target = Path(path)
     fig.savefig(target, dpi=110)
