@@ -42,7 +42,7 @@ def _gap(env: gym.Env) -> float:
 
 
 def play_model(model, instance: str, *, deterministic: bool, seed: int) -> float:
-    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
+    from crab_gym.baselines.candidate_views import CandidateModelPolicy
 
     env = gym.make("Realm-P11-v0", instance=instance)
     player = CandidateModelPolicy(model, env, deterministic=deterministic)

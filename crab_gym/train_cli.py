@@ -11,7 +11,10 @@ import argparse
 import sys
 from typing import Any
 
-from crab_gym.baselines.rl_train import TrainSpec
+from crab_gym.baselines.candidate_views import view_for
+from crab_gym.baselines.rl_train import TrainSpec, train_candidates
+from crab_gym.baselines.trained import TRAINED_DIR, install
+from crab_gym.datasets.splits import select
 
 
 class TrainUsageError(Exception):
@@ -52,9 +55,6 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from crab_gym.baselines.candidate_views import view_for
-    from crab_gym.baselines.rl_train import train_candidates
-
     try:
         view_for(args.env)
     except KeyError as exc:
@@ -63,7 +63,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     spec = TrainSpec(env_id=args.env, steps=args.steps, out=args.out, seed=args.seed, size=args.size,
                      n_envs=args.n_envs, eval_every=args.eval_every)
     try:
-        record = train_candidates(spec, progress=not args.no_progress)
+        record = train_candidates(spec, select([spec.env_id], split=spec.eval_split), progress=not args.no_progress)
     except KeyboardInterrupt:
         print(f"crab-gym train: interrupted; the best model so far is in {args.out}/model.zip", file=sys.stderr)
         return 130
@@ -72,8 +72,6 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); "
           f"dev optimality {last:.3f}")
     if args.install:
-        from crab_gym.baselines.trained import TRAINED_DIR, install
-
         entry = install(args.out)
         print(f"installed as {TRAINED_DIR / entry['file']} (policy `trained` for {', '.join(entry['env_ids'])})")
     print(f"model: {args.out}/model.zip  ->  crab-gym run --env {args.env} --split test "

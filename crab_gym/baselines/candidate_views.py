@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym.envs.realm.jobshop.features import N_FEATURES, job_features, non_delay_mask
+from crab_gym.wrappers.discrete import DiscreteActions
 
 
 @dataclass(frozen=True)
@@ -94,37 +95,6 @@ class CandidateObservations(gym.Wrapper):
         return mask if mask.any() else legal
 
 
-def candidate_vec_env(venv: gym.vector.VectorEnv, view: CandidateView, *, reward_scale: float = 1.0) -> Any:
-    """An SB3 ``VecEnv`` over a native vector env, seen through ``view`` (:class:`CandidateVecEnv`)."""
-    from crab_gym.baselines.sb3_vector import SB3VectorEnv
-
-    class CandidateVecEnv(SB3VectorEnv):
-        """SB3VectorEnv whose observations are the view's rows, masks the view's candidates, and
-        rewards scaled by ``reward_scale`` (for the value function; the episode stats are unscaled)."""
-
-        def _obs(self, obs: dict[str, np.ndarray]) -> np.ndarray:  # type: ignore[override]
-            self._raw = obs
-            return view.features(obs)
-
-        def action_masks(self) -> np.ndarray:
-            legal = np.asarray(self.venv.action_masks(), dtype=bool)
-            mask = legal & np.asarray(view.mask(self._raw), dtype=bool)
-            empty = ~mask.any(axis=1)
-            mask[empty] = legal[empty]
-            return mask
-
-        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-            if method_name == "action_masks":
-                return list(self.action_masks()[list(self._get_indices(indices))])
-            return super().env_method(method_name, *args, indices=indices, **kwargs)
-
-        def step_wait(self) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-            obs, rewards, dones, infos = super().step_wait()
-            return obs, rewards * np.float32(reward_scale), dones, infos
-
-    return CandidateVecEnv(venv, observation_space=view.observation_space(venv.single_action_space.n))
-
-
 class PooledCandidates(gym.Env):
     """Training on a problem without a generator of fresh instances: one env per instance of a
     pool (e.g. the id's ``dev`` split), a random one at each reset (drawn from the env's own
@@ -134,8 +104,6 @@ class PooledCandidates(gym.Env):
     metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, envs: list[gym.Env], view: CandidateView, n_candidates: int | None = None) -> None:
-        from crab_gym.wrappers.discrete import DiscreteActions
-
         if not envs:
             raise ValueError("PooledCandidates needs at least one env")
         self.envs = [CandidateObservations(DiscreteActions(e), view) for e in envs]
@@ -175,3 +143,52 @@ class PooledCandidates(gym.Env):
     def close(self) -> None:
         for env in self.envs:
             env.close()
+
+
+class CandidateModelPolicy:
+    """A trained :class:`CandidatePolicy` model as a crab_gym policy ``(obs, info) -> tool call``,
+    on an instance of any size: the env's observation goes through the model's view, the
+    scorer's logits are masked to the view's candidates, and the flat index becomes a tool call
+    through the env's codec. Sampling (``deterministic=False``) draws from torch's generator,
+    which :meth:`seed` sets per episode."""
+
+    def __init__(self, model: Any, env: gym.Env, *, deterministic: bool = True, name: str = "candidate_ppo") -> None:
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name
+        self.view = get_view(model.policy.view) if model.policy.view else None
+        self.env = env
+        env_id = getattr(getattr(env, "spec", None), "id", None)
+        if self.view is None or (env_id is not None and env_id not in self.view.env_ids):
+            raise ValueError(f"the model plays {self.view.env_ids if self.view else 'no known view'}, "
+                             f"not {env_id}")
+
+    def reset(self, env: gym.Env | None = None) -> None:
+        if env is not None:
+            self.env = env
+
+    def seed(self, seed: int) -> None:
+        if not self.deterministic:
+            import torch
+
+            torch.manual_seed(int(seed))
+
+    def choose(self, observation: dict[str, np.ndarray], legal: np.ndarray) -> int:
+        """The flat index the model picks among ``legal`` (narrowed to the view's candidates)."""
+        import torch
+
+        legal = np.asarray(legal, dtype=bool)
+        mask = legal & np.asarray(self.view.mask(observation), dtype=bool)
+        if not mask.any():
+            mask = legal if legal.any() else np.ones_like(legal)
+        rows = torch.as_tensor(self.view.features(observation)[None])
+        with torch.no_grad():
+            logits = self.model.policy.mlp_extractor.forward_actor(rows.reshape(1, -1))[0]
+            logits = logits.masked_fill(~torch.as_tensor(mask), float("-inf"))
+            if self.deterministic:
+                return int(torch.argmax(logits))
+            return int(torch.distributions.Categorical(logits=logits).sample())
+
+    def __call__(self, observation: Any, info: dict[str, Any] | None = None) -> dict[str, Any]:
+        base = self.env.unwrapped
+        return base.codec.flat_to_call(self.choose(observation, base.action_masks()))

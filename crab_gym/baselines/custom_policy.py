@@ -43,6 +43,7 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import require
+from crab_gym.baselines.candidate_views import VIEWS, CandidateModelPolicy
 from crab_gym.baselines.registry import PolicySpec, policy_specs
 from crab_gym.baselines.sb3 import MaskablePPOPolicy, masked_spaces, model_fit_problem
 from crab_gym.core.episode import EnvCase
@@ -212,8 +213,6 @@ class SB3ModelPolicy:
     def __call__(self, env: gym.Env) -> Any:
         model = self.model()
         if _is_candidate_model(model):  # size-agnostic: plays any instance of its view's ids
-            from crab_gym.baselines.candidate_policy import CandidateModelPolicy
-
             return CandidateModelPolicy(model, env, deterministic=self.deterministic, name=self.name)
         return MaskablePPOPolicy(model, env, deterministic=self.deterministic, name=self.name)
 
@@ -331,19 +330,14 @@ def check_cases(cases: Sequence[EnvCase], policies: Mapping[str, Any]) -> None:
 
 
 def _is_candidate_model(model: Any) -> bool:
-    """A model of crab_gym's size-agnostic CandidatePolicy (its module is imported only if it is one)."""
+    """A model of crab_gym's size-agnostic CandidatePolicy (told by its class, so that this module
+    imports no torch)."""
     policy = getattr(model, "policy", None)
-    if type(policy).__module__ != "crab_gym.baselines.candidate_policy":
-        return False
-    from crab_gym.baselines.candidate_policy import is_candidate_model
-
-    return is_candidate_model(model)
+    return type(policy).__module__ == "crab_gym.baselines.candidate_policy" and hasattr(policy, "view")
 
 
 def _candidate_fit_problem(model: Any, env_id: str) -> str | None:
     """Why a CandidatePolicy model cannot play ``env_id``: it plays every instance of its view's ids."""
-    from crab_gym.baselines.candidate_views import VIEWS
-
     view = VIEWS.get(model.policy.view)
     if view is None:
         return f"the model names the candidate view {model.policy.view!r}, which this crab_gym does not have"

@@ -30,7 +30,13 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym._optional import require
+from crab_gym.baselines.candidate_views import CandidateModelPolicy, PooledCandidates, view_for
 from crab_gym.core.episode import EnvCase
+from crab_gym.envs.realm.common.problem_spec import load_entry_point
+
+#: The torch parts, loaded by name on first use (importing this module imports no torch).
+POLICY_CLASS = "crab_gym.baselines.candidate_policy:CandidatePolicy"
+VECTOR_ENV = "crab_gym.baselines.sb3_vector:candidate_vec_env"
 
 #: What a saved model leaves out: the last rollout's observations and episode logs (most of
 #: the file, and nothing a player or a resumed training needs).
@@ -78,13 +84,6 @@ class TrainSpec:
         return " ".join(parts)
 
 
-def dev_cases(spec: TrainSpec) -> list[EnvCase]:
-    """The instances the periodic evaluation plays (the first ``eval_instances`` of the split)."""
-    from crab_gym.datasets.splits import select
-
-    return select([spec.env_id], split=spec.eval_split)[: spec.eval_instances]
-
-
 def greedy_optimality(policy_model: Any, cases: Sequence[EnvCase], *, deterministic: bool = True,
                       seed: int = 0) -> list[float]:
     """The optimality the model's greedy (or sampled) plan scores on each case, in order."""
@@ -111,8 +110,6 @@ def generated_optimality(policy_model: Any, spec: TrainSpec) -> list[float]:
 
 
 def _play(policy_model: Any, env: gym.Env, seed: int, deterministic: bool) -> float:
-    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
-
     player = CandidateModelPolicy(policy_model, env, deterministic=deterministic)
     player.seed(seed)
     obs, info = env.reset(seed=seed)
@@ -126,13 +123,11 @@ def _play(policy_model: Any, env: gym.Env, seed: int, deterministic: bool) -> fl
 def _vec_env(spec: TrainSpec, cases: Sequence[EnvCase]) -> Any:
     """The training envs: the id's native vector env on fresh instances when its view says so,
     else ``n_envs`` pools of the ``cases`` (:class:`~.candidate_views.PooledCandidates`)."""
-    from crab_gym.baselines.candidate_views import PooledCandidates, candidate_vec_env, view_for
-
     view = view_for(spec.env_id)
     if view.vector_kwargs is not None:
         venv = gym.make_vec(spec.env_id, num_envs=spec.n_envs, vectorization_mode="vector_entry_point",
                             generator=tuple(spec.size), **view.vector_kwargs)
-        env = candidate_vec_env(venv, view, reward_scale=view.reward_scale)
+        env = load_entry_point(VECTOR_ENV)(venv, view, reward_scale=view.reward_scale)
     else:
         from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -144,23 +139,24 @@ def _vec_env(spec: TrainSpec, cases: Sequence[EnvCase]) -> Any:
     return env
 
 
-def train_candidates(spec: TrainSpec, *, progress: bool = True) -> dict[str, Any]:
-    """Train, evaluate on ``dev`` as it goes, write ``out`` (see the module doc); returns the record."""
+def train_candidates(spec: TrainSpec, dev: Sequence[EnvCase], *, progress: bool = True) -> dict[str, Any]:
+    """Train, evaluate on the ``dev`` cases as it goes, write ``out`` (see the module doc); returns
+    the record. ``dev`` is the id's ``eval_split`` as ``crab_gym.datasets.splits.select`` gives it
+    (made by the caller: the baselines sit below the datasets); a pooled problem also trains on it."""
     require("torch", "rl")
     contrib = require("sb3_contrib", "rl", package="sb3-contrib")
     import torch
 
-    from crab_gym.baselines.candidate_policy import CandidatePolicy
-    from crab_gym.baselines.candidate_views import view_for
-
     torch.set_num_threads(1)
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
-    cases = dev_cases(spec)
+    cases = list(dev)[: spec.eval_instances] if spec.eval_instances else list(dev)
+    if not cases:
+        raise ValueError(f"no {spec.eval_split} instances of {spec.env_id} to evaluate on")
     env = _vec_env(spec, cases)
     ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **spec.ppo}
     ppo["batch_size"] = min(int(ppo["batch_size"]), int(ppo["n_steps"]) * spec.n_envs)
-    model = contrib.MaskablePPO(CandidatePolicy, env, device="cpu", seed=spec.seed, verbose=0,
+    model = contrib.MaskablePPO(load_entry_point(POLICY_CLASS), env, device="cpu", seed=spec.seed, verbose=0,
                                 policy_kwargs={"hidden": spec.hidden, "view": view_for(spec.env_id).name}, **ppo)
     callback = _make_progress_class()(spec, cases, out, progress)
     start_cpu, start_wall = time.process_time(), time.perf_counter()
@@ -209,8 +205,6 @@ def _make_progress_class() -> type:
             self.env_cpu_s = self.eval_cpu_s = 0.0
             self._next_eval = spec.eval_every if spec.eval_every > 0 else math.inf
             self._cpu0 = time.process_time()
-            from crab_gym.baselines.candidate_views import view_for
-
             # fresh instances of a known optimum only where training draws fresh instances
             self.generated = view_for(spec.env_id).vector_kwargs is not None and spec.eval_generated > 0
 

@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
+from crab_gym.baselines.candidate_views import CandidateView
 
 require("torch", "rl")
 require("stable_baselines3", "rl", package="stable-baselines3")
@@ -148,3 +149,40 @@ class SB3VectorEnv(VecEnv):
         if cached is None or cached[0] is not value:
             cached = self._copies[key] = (value, value.copy())
         return cached[1]
+
+
+class CandidateVecEnv(SB3VectorEnv):
+    """:class:`SB3VectorEnv` seen through a candidate view (``crab_gym.baselines.candidate_views``):
+    observations are the view's rows, masks the view's candidates (never empty where a move is
+    legal), rewards scaled by ``reward_scale`` for the value function (episode stats unscaled)."""
+
+    def __init__(self, venv: gym.vector.VectorEnv, view: CandidateView, *, reward_scale: float = 1.0) -> None:
+        self.view = view
+        self.reward_scale = np.float32(reward_scale)
+        self._raw: dict[str, np.ndarray] | None = None
+        super().__init__(venv, observation_space=view.observation_space(venv.single_action_space.n))
+
+    def _obs(self, obs: dict[str, np.ndarray]) -> np.ndarray:  # type: ignore[override]
+        self._raw = obs
+        return self.view.features(obs)
+
+    def action_masks(self) -> np.ndarray:
+        legal = np.asarray(self.venv.action_masks(), dtype=bool)
+        mask = legal & np.asarray(self.view.mask(self._raw), dtype=bool)
+        empty = ~mask.any(axis=1)
+        mask[empty] = legal[empty]
+        return mask
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[list(self._get_indices(indices))])
+        return super().env_method(method_name, *args, indices=indices, **kwargs)
+
+    def step_wait(self) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        obs, rewards, dones, infos = super().step_wait()
+        return obs, rewards * self.reward_scale, dones, infos
+
+
+def candidate_vec_env(venv: gym.vector.VectorEnv, view: CandidateView, *, reward_scale: float = 1.0) -> CandidateVecEnv:
+    """An SB3 ``VecEnv`` over a native vector env, seen through ``view`` (:class:`CandidateVecEnv`)."""
+    return CandidateVecEnv(venv, view, reward_scale=reward_scale)

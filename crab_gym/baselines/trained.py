@@ -20,6 +20,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from crab_gym._optional import require
+from crab_gym.baselines.candidate_views import CandidateModelPolicy, view_for
+
 #: Where the shipped models and their manifest live.
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
 MANIFEST = TRAINED_DIR / "manifest.json"
@@ -54,8 +57,6 @@ def entry_for(env_id: str) -> tuple[str, dict[str, Any]]:
 
 def trained_model(env_id: str) -> Any:
     """The shipped model for ``env_id``, loaded once per process (needs the rl extra)."""
-    from crab_gym._optional import require
-
     require("torch", "rl")
     contrib = require("sb3_contrib", "rl", package="sb3-contrib")
     name, entry = entry_for(env_id)
@@ -67,8 +68,6 @@ def trained_model(env_id: str) -> Any:
 
 def trained_policy(env: gym.Env) -> Any:
     """The ``trained`` policy for ``env``: its shipped model, greedy."""
-    from crab_gym.baselines.candidate_policy import CandidateModelPolicy
-
     env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
     return CandidateModelPolicy(trained_model(env_id), env, deterministic=True, name="trained")
 
@@ -76,8 +75,6 @@ def trained_policy(env: gym.Env) -> Any:
 def install(run_dir: str | Path) -> dict[str, Any]:
     """Ship a ``crab-gym train`` run: copy ``run_dir/model.zip`` in as ``<view>.zip`` and write its
     manifest entry from ``run_dir/training.json``; returns the entry."""
-    from crab_gym.baselines.candidate_views import view_for
-
     run = Path(run_dir)
     record = json.loads((run / "training.json").read_text())
     env_id = record["spec"]["env_id"]

@@ -13,20 +13,18 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 import crab_gym  # noqa: E402,F401 - registers the ids
-from crab_gym.baselines.candidate_policy import (  # noqa: E402
-    CandidateModelPolicy,
-    CandidatePolicy,
-    load_candidate_model,
-)
+from crab_gym.baselines.candidate_policy import CandidatePolicy, load_candidate_model  # noqa: E402
 from crab_gym.baselines.candidate_views import (  # noqa: E402
     JOBSHOP,
+    CandidateModelPolicy,
     CandidateObservations,
     PooledCandidates,
-    candidate_vec_env,
     view_for,
 )
 from crab_gym.baselines.rl_train import TrainSpec, train_candidates  # noqa: E402
+from crab_gym.baselines.sb3_vector import candidate_vec_env  # noqa: E402
 from crab_gym.cli import main  # noqa: E402
+from crab_gym.datasets.splits import select  # noqa: E402
 from crab_gym.envs.realm.jobshop.features import N_FEATURES, job_features, non_delay_mask  # noqa: E402
 from crab_gym.wrappers.discrete import DiscreteActions  # noqa: E402
 
@@ -156,7 +154,7 @@ def test_training_is_repeatable_under_a_seed(tmp_path) -> None:
     weights = []
     for run in ("a", "b"):
         train_candidates(TrainSpec(steps=256, out=str(tmp_path / run), size=(6, 6), n_envs=8, eval_every=0,
-                                   eval_instances=1), progress=False)
+                                   eval_instances=1), select(["Realm-P11-v0"], split="dev"), progress=False)
         weights.append(MaskablePPO.load(tmp_path / run / "model.zip", device="cpu").policy.state_dict())
     for name, tensor in weights[0].items():
         assert torch.equal(tensor, weights[1][name]), name
@@ -172,7 +170,7 @@ def test_an_installed_model_is_the_policy_named_trained(tmp_path, monkeypatch) -
     assert trained.trained_ids() == () and not policy_specs()["trained"].fits("Realm-P11-v0")
     run = tmp_path / "run"
     train_candidates(TrainSpec(steps=256, out=str(run), size=(6, 6), n_envs=8, eval_every=0, eval_instances=1),
-                     progress=False)
+                     select(["Realm-P11-v0"], split="dev"), progress=False)
     entry = trained.install(run)
     assert entry["file"] == "p11.zip" and entry["command"].startswith("crab-gym train --env Realm-P11-v0")
     assert set(trained.trained_ids()) == {"Realm-P11-v0", "Realm-J2-v0", "Realm-J3-v0", "Realm-J4-v0"}
