@@ -21,7 +21,8 @@ the slack before the target closes; its closing time and its opening time relati
 clock; the leg from it to ``end``; the budget left after going there and back; how much longer
 the leg is than the shortest legal one, and how much later its closing is than the earliest
 legal one; the share of the other unvisited targets that going there first would make late
-(a one-step look-ahead on the windows); and the share of targets still unvisited.
+(a one-step look-ahead on the windows); and the share of targets still unvisited; the rank of its leg among the legal targets'; and
+its distance to the nearest other unvisited target (isolation).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "close_over_earliest",
     "others_made_late",
     "unvisited_share",
+    "leg_rank",
+    "isolation",
 )
 N_FEATURES = len(FEATURE_NAMES)
 
@@ -108,6 +111,15 @@ def visit_features(obs: dict[str, np.ndarray]) -> np.ndarray:
         late &= stops[:, None] != others[None, :]
         rows[:, 11] = late.sum(axis=1) / others.size
     rows[:, 12] = open_targets.sum() / max(1, n_flat - 1)
+    if targets.any():  # the leg's rank among the legal targets' legs (0: the nearest)
+        legal_legs = np.sort(leg[targets])
+        rows[:, 13] = np.searchsorted(legal_legs, leg, side="left") / max(1, targets.sum())
+    if others.size > 1:
+        # how far the row's stop lies from the nearest other unvisited target (an outlier is
+        # best visited while passing by; a stop in a cluster is cheap to reach later)
+        near = travel[np.ix_(stops, others)].astype(np.float64)
+        near[stops[:, None] == others[None, :]] = np.inf
+        rows[:, 14] = _rel(np.min(near, axis=1) / scale)
     return rows
 
 
