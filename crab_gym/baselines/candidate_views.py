@@ -11,13 +11,17 @@ observation into one feature row per candidate, and says which candidates the po
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from crab_gym.envs.realm.campus_tour import features as campus_features
+from crab_gym.envs.realm.group_tours import features as group_features
 from crab_gym.envs.realm.jobshop.features import N_FEATURES, job_features, non_delay_mask
+from crab_gym.envs.realm.ridesharing import features as ride_features
+from crab_gym.envs.realm.supply_chain import features as supply_features
 from crab_gym.wrappers.discrete import DiscreteActions
 
 
@@ -36,6 +40,9 @@ class CandidateView:
     vector_kwargs: dict[str, Any] | None = None
     #: Rewards are multiplied by this while training (the value function's scale).
     reward_scale: float = 1.0
+    #: MaskablePPO keywords for this view's ids, over ``rl_train.PPO_DEFAULTS`` (a
+    #: ``TrainSpec.ppo`` overrides them in turn), so that ``crab-gym train`` reproduces them.
+    ppo: dict[str, Any] = field(default_factory=dict)
 
     def observation_space(self, n_candidates: int) -> gym.spaces.Box:
         return gym.spaces.Box(-np.inf, np.inf, (int(n_candidates), self.n_features), np.float32)
@@ -47,8 +54,36 @@ JOBSHOP = CandidateView(
     vector_kwargs={"reference": "bound", "reward_mode": "makespan"}, reward_scale=0.01,
 )
 
+#: The pooled REALM views train for a few CPU-minutes (~200k steps): shorter rollouts and
+#: smaller batches give ~4x the gradient steps of the P11 defaults for the same samples.
+SMALL_BUDGET_PPO: dict[str, Any] = {"n_steps": 256, "batch_size": 512, "n_epochs": 4}
+
+CAMPUS_TOUR = CandidateView(
+    "campus_tour", ("Realm-P1-v0",), campus_features.N_FEATURES, campus_features.visit_features,
+    campus_features.visit_mask, "P1's visits: crab_gym.envs.realm.campus_tour.features (end only when no target is legal)",
+    ppo=SMALL_BUDGET_PPO,
+)
+
+GROUP_TOURS = CandidateView(
+    "group_tours", ("Realm-P2-v0",), group_features.N_FEATURES, group_features.assign_features,
+    group_features.assign_mask, "P2's (group, guide) assignments: crab_gym.envs.realm.group_tours.features",
+)
+
+RIDESHARING = CandidateView(
+    "ridesharing", ("Realm-P3-v0", "Realm-P4-v0"), ride_features.N_FEATURES, ride_features.dispatch_features,
+    ride_features.dispatch_mask,
+    "P3/P4's dispatches and parks: crab_gym.envs.realm.ridesharing.features (park only with no legal dispatch)",
+)
+
+SUPPLY_CHAIN = CandidateView(
+    "supply_chain", ("Realm-P10-v0",), supply_features.N_FEATURES, supply_features.supply_features,
+    supply_features.supply_mask,
+    "P10's orders, runs and next_day: crab_gym.envs.realm.supply_chain.features (runs at their largest legal level)",
+    ppo=SMALL_BUDGET_PPO,
+)
+
 #: The views by name (the name a trained model records).
-VIEWS: dict[str, CandidateView] = {v.name: v for v in (JOBSHOP,)}
+VIEWS: dict[str, CandidateView] = {v.name: v for v in (JOBSHOP, CAMPUS_TOUR, GROUP_TOURS, RIDESHARING, SUPPLY_CHAIN)}
 
 
 def view_for(env_id: str) -> CandidateView:

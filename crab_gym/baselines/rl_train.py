@@ -154,7 +154,7 @@ def train_candidates(spec: TrainSpec, dev: Sequence[EnvCase], *, progress: bool 
     if not cases:
         raise ValueError(f"no {spec.eval_split} instances of {spec.env_id} to evaluate on")
     env = _vec_env(spec, cases)
-    ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **spec.ppo}
+    ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **view_for(spec.env_id).ppo, **spec.ppo}
     ppo["batch_size"] = min(int(ppo["batch_size"]), int(ppo["n_steps"]) * spec.n_envs)
     model = contrib.MaskablePPO(load_entry_point(POLICY_CLASS), env, device="cpu", seed=spec.seed, verbose=0,
                                 policy_kwargs={"hidden": spec.hidden, "view": view_for(spec.env_id).name}, **ppo)
