@@ -11,13 +11,16 @@ observation into one feature row per candidate, and says which candidates the po
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from crab_gym.envs.realm.disaster_relief import features as relief
 from crab_gym.envs.realm.jobshop.features import N_FEATURES, job_features, non_delay_mask
+from crab_gym.envs.realm.thanksgiving import features as thanksgiving
+from crab_gym.envs.realm.wedding import features as wedding
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class CandidateView:
     vector_kwargs: dict[str, Any] | None = None
     #: Rewards are multiplied by this while training (the value function's scale).
     reward_scale: float = 1.0
+    #: MaskablePPO keywords for this view's ids, over ``rl_train.PPO_DEFAULTS`` (a
+    #: ``TrainSpec.ppo`` overrides them in turn); ``crab-gym train`` applies them.
+    ppo: dict[str, Any] = field(default_factory=dict)
 
     def observation_space(self, n_candidates: int) -> gym.spaces.Box:
         return gym.spaces.Box(-np.inf, np.inf, (int(n_candidates), self.n_features), np.float32)
@@ -46,8 +52,29 @@ JOBSHOP = CandidateView(
     vector_kwargs={"reference": "bound", "reward_mode": "makespan"}, reward_scale=0.01,
 )
 
+#: PPO for the routing/scheduling families trained on a pool of dev instances (episodes of
+#: 10-40 steps, a few CPU-minutes of training): smaller, more frequent updates than P11's.
+SHORT_EPISODES: dict[str, Any] = {"n_steps": 256, "batch_size": 512, "n_epochs": 4}
+
+WEDDING = CandidateView(
+    "wedding", ("Realm-P5-v0", "Realm-P8-v0"), wedding.N_FEATURES, wedding.wedding_features, wedding.wedding_mask,
+    "P5/P8's drives, waits and finishes: crab_gym.envs.realm.wedding.features (every legal action)",
+    ppo=SHORT_EPISODES,
+)
+THANKSGIVING = CandidateView(
+    "thanksgiving", ("Realm-P6-v0", "Realm-P9-v0"), thanksgiving.N_FEATURES, thanksgiving.thanksgiving_features,
+    thanksgiving.thanksgiving_mask,
+    "P6/P9's car sends, task starts and wait: crab_gym.envs.realm.thanksgiving.features (every legal action)",
+    ppo=SHORT_EPISODES,
+)
+RELIEF = CandidateView(
+    "disaster_relief", ("Realm-P7-v0",), relief.N_FEATURES, relief.relief_features, relief.relief_mask,
+    "P7's sends and waits: crab_gym.envs.realm.disaster_relief.features (every legal action)",
+    ppo=SHORT_EPISODES,
+)
+
 #: The views by name (the name a trained model records).
-VIEWS: dict[str, CandidateView] = {v.name: v for v in (JOBSHOP,)}
+VIEWS: dict[str, CandidateView] = {v.name: v for v in (JOBSHOP, WEDDING, THANKSGIVING, RELIEF)}
 
 
 def view_for(env_id: str) -> CandidateView:

@@ -136,7 +136,7 @@ def train_candidates(spec: TrainSpec, *, progress: bool = True) -> dict[str, Any
     out.mkdir(parents=True, exist_ok=True)
     cases = dev_cases(spec)
     env = _vec_env(spec, cases)
-    ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **spec.ppo}
+    ppo = {**PPO_DEFAULTS, "n_steps": max(1, ROLLOUT // spec.n_envs), **view_for(spec.env_id).ppo, **spec.ppo}
     ppo["batch_size"] = min(int(ppo["batch_size"]), int(ppo["n_steps"]) * spec.n_envs)
     model = contrib.MaskablePPO(CandidatePolicy, env, device="cpu", seed=spec.seed, verbose=0,
                                 policy_kwargs={"hidden": spec.hidden, "view": view_for(spec.env_id).name}, **ppo)
