@@ -13,7 +13,10 @@ instance).
 legal stop whose service can begin soonest; the cost is driving minutes. So a drive row says
 how long the trip is, when service could begin and how long the vehicle would idle there,
 how much slack the stop's window leaves, how far the stop is from the venue (the trip home),
-whether another vehicle could begin it sooner (sharing the work), and the vehicle's load;
+whether another vehicle could begin it sooner (sharing the work), the detour it adds to the
+drive home (``here -> stop -> venue`` minus ``here -> venue``), whether the vehicle is already
+there, how many other to-do items share the stop's place (one visit to the airport can fetch
+several guests; waiting is free, driving is not) and the vehicle's load and free seats;
 ``greedy`` marks the heuristic's own choice so that the policy starts from a strong rule and
 can learn where to depart from it. Times are in units of the instance's mean travel time
 (relative ones clipped to ``[-8, 8]`` units, then scaled to [-1, 1]), so small and large towns
@@ -44,6 +47,10 @@ FEATURE_NAMES: tuple[str, ...] = (
     "vehicle_capacity",
     "items_to_do",
     "items_on_board",
+    "detour",
+    "same_place",
+    "batch_at_stop",
+    "seats_left",
 )
 N_FEATURES = len(FEATURE_NAMES)
 _HORIZON = 8.0
@@ -123,6 +130,17 @@ def wedding_features(obs: dict[str, np.ndarray]) -> np.ndarray:
         block = F[rows]
         reps = block.shape[0] // V
         block[:, 13:16] = np.repeat(per_vehicle, reps, axis=0)
+    # Driving added by the stop on the way home (here -> stop -> venue instead of here -> venue),
+    # whether the vehicle is already there, and how many other to-do items share the stop's
+    # place (one visit serves them all: guests landing at the same airport) against free seats.
+    here_home = travel[place, VENUE_PLACE]
+    d[..., 18] = np.clip((trip + home[None, :] - here_home[:, None]) / unit, -_HORIZON, _HORIZON) / _HORIZON
+    d[..., 19] = trip <= 0
+    todo = status == 0
+    same = (item_place[:, None] == item_place[None, :]) & todo[None, :]
+    batch = np.append(same.sum(axis=1) - todo.astype(np.int64), 0) / max(N, 1)
+    d[..., 20] = batch[None, :]
+    d[..., 21] = ((cap - load) / cap.max())[:, None]
     F[:, 16] = float((status == 0).mean()) if N else 0.0
     F[:, 17] = float((status == 1).mean()) if N else 0.0
     F[:, 0] = legal
