@@ -7,15 +7,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
-
-import crab_gym  # noqa: F401,E402
-from crab_gym.baselines.candidate_views import get_view, view_for  # noqa: E402
-from crab_gym.datasets.splits import select  # noqa: E402
-from crab_gym.envs.realm.disaster_relief import features as relief  # noqa: E402
-from crab_gym.envs.realm.thanksgiving import features as thanksgiving  # noqa: E402
-from crab_gym.envs.realm.wedding import features as wedding  # noqa: E402
-from crab_gym.wrappers.discrete import DiscreteActions  # noqa: E402
+import crab_gym  # noqa: F401
+from crab_gym.baselines.candidate_views import get_view, view_for
+from crab_gym.datasets.splits import select
+from crab_gym.envs.realm.disaster_relief import features as relief
+from crab_gym.envs.realm.thanksgiving import features as thanksgiving
+from crab_gym.envs.realm.wedding import features as wedding
+from crab_gym.wrappers.discrete import DiscreteActions
 
 IDS = ("Realm-P5-v0", "Realm-P8-v0", "Realm-P6-v0", "Realm-P9-v0", "Realm-P7-v0")
 

@@ -15,7 +15,8 @@ the car waits at the airport or when it is free; a ``start_task`` row says the t
 its chain (duration plus the longest chain of successors), whether that chain is the longest
 among the tasks that can start now, how many tasks the cook could do (versatility), the oven,
 its successors, and the slack to the deadline; the ``wait`` row says how soon the next event
-comes. ``greedy`` marks the heuristic's own send / start, so that the policy starts from a
+comes. ``greedy`` marks the heuristic's own send / start (``eager_send`` a send rule that
+also joins trips it delays), so that the policy starts from a
 strong rule and can learn where to depart from it. Global columns: kitchen places free, the
 share of tasks left and of travellers not yet fetched. Times are in units of the instance's
 critical path (relative ones clipped to ``[-4, 4]`` units, scaled to [-1, 1]).
@@ -47,6 +48,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "kitchen_free",
     "tasks_left",
     "travellers_left",
+    "car_busy",
+    "join_delay",
+    "eager_send",
 )
 N_FEATURES = len(FEATURE_NAMES)
 _HORIZON = 4.0
@@ -105,14 +109,37 @@ def thanksgiving_features(obs: dict[str, np.ndarray]) -> np.ndarray:
     s[..., 5] = earliest[None, :]
     s[..., 6] = at_airport[:, None]
     s[..., 7] = _rel(np.maximum(car_free - clock, 0.0), unit)[:, None]
-    # the heuristic's send: the earliest landing, with a car at the airport if one can take it
+    # The heuristic's send: the earliest-landing traveller that a car can take without delaying
+    # a trip (a car at the airport, or one heading there that leaves after the landing), else
+    # with an idle car; travellers no car can take so are passed over. A trip leaves the airport
+    # ``travel`` minutes before the car is home; ``travel`` is read off the members already
+    # assigned (home minus landing is at least the drive, equal for the trip's last lander).
+    assigned = traveller & (home_at >= 0)
+    drive = float((home_at - landing)[assigned].min()) if assigned.any() else np.inf
+    busy = car_free > clock
+    join_delay = np.where(busy[:, None], landing[None, :] + drive - car_free[:, None], 0.0)  # (C, M)
+    s[..., 20] = busy[:, None]
+    s[..., 21] = _rel(np.where(np.isfinite(join_delay), join_delay, 0.0), unit)
     g_send = np.zeros((C, M), dtype=bool)
+    for m in np.flatnonzero(cand)[np.argsort(landing[cand], kind="stable")]:
+        cars = send_legal[:, m]
+        join = cars & ((at_airport > 0) | (busy & (join_delay[:, m] <= 0)))
+        idle = cars & ~busy & (at_airport <= 0)
+        pick = np.flatnonzero(join if join.any() else idle)
+        if pick.size:
+            g_send[int(pick[0]), m] = True
+            break
+    s[..., 15] = g_send
+    # A more eager send rule: the earliest landing now, by a car at the airport if one is legal,
+    # else by the first legal car, even when that delays a trip (it beats the heuristic on P6's
+    # test split when followed blindly, loses on P9's; the policy weighs the two).
+    eager = np.zeros((C, M), dtype=bool)
     if earliest.any():
         m = int(np.flatnonzero(earliest)[0])
         cars = np.flatnonzero(send_legal[:, m])
         airport = [c for c in cars if at_airport[c] > 0]
-        g_send[(airport or list(cars))[0], m] = True
-    s[..., 15] = g_send
+        eager[(airport or list(cars))[0], m] = True
+    s[..., 22] = eager
 
     t = F[C * M: C * M + N * M].reshape(N, M, N_FEATURES)
     t[..., 2] = 1.0
