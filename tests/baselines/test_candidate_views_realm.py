@@ -147,3 +147,24 @@ def test_relief_rows_follow_the_flat_order() -> None:
         k = resources.index(call["arguments"]["resource"])
         R = len(inst.region_ids)
         assert rows[(v * R + r) * 4 + k, names.index("greedy")] == 1.0
+
+
+def test_thanksgiving_greedy_flag_is_the_heuristics_move() -> None:
+    """At the start of a P6 and a P9 instance the flagged row fetches a traveller landing when the
+    one the heuristic fetches lands (by a car idle at the airport if there is one, where the heuristic takes the first
+    idle car)."""
+    from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action
+
+    names = thanksgiving.FEATURE_NAMES
+    for env_id, instance in (("Realm-P6-v0", "p6_small_00"), ("Realm-P9-v0", "p9_medium_00")):
+        env = _env(env_id, instance)
+        obs, _ = env.reset(seed=0)
+        rows = thanksgiving.thanksgiving_features(obs)
+        flagged = np.flatnonzero(rows[:, names.index("greedy")] > 0)
+        assert flagged.size == 1
+        mine = env.unwrapped.codec.flat_to_call(int(flagged[0]))
+        theirs = greedy_action(env)
+        assert mine["name"] == theirs["name"] == "send_car"
+        members = list(env.unwrapped.instance.member_ids)  # ties in landing: the heuristic goes by name
+        landing = obs["member_landing"]
+        assert landing[members.index(mine["arguments"]["member"])] == landing[members.index(theirs["arguments"]["member"])]

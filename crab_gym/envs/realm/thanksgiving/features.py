@@ -15,8 +15,8 @@ the car waits at the airport or when it is free; a ``start_task`` row says the t
 its chain (duration plus the longest chain of successors), whether that chain is the longest
 among the tasks that can start now, how many tasks the cook could do (versatility), the oven,
 its successors, and the slack to the deadline; the ``wait`` row says how soon the next event
-comes. ``greedy`` marks the heuristic's own send / start (``eager_send`` a send rule that
-also joins trips it delays), so that the policy starts from a
+comes. ``greedy`` marks the heuristic's own send / start (its send preferring a car idle at
+the airport; ``eager_send`` a send rule that also joins trips it delays), so that the policy starts from a
 strong rule and can learn where to depart from it. Global columns: kitchen places free, the
 share of tasks left and of travellers not yet fetched. Times are in units of the instance's
 critical path (relative ones clipped to ``[-4, 4]`` units, scaled to [-1, 1]).
@@ -110,8 +110,9 @@ def thanksgiving_features(obs: dict[str, np.ndarray]) -> np.ndarray:
     s[..., 6] = at_airport[:, None]
     s[..., 7] = _rel(np.maximum(car_free - clock, 0.0), unit)[:, None]
     # The heuristic's send: the earliest-landing traveller that a car can take without delaying
-    # a trip (a car at the airport, or one heading there that leaves after the landing), else
-    # with an idle car; travellers no car can take so are passed over. A trip leaves the airport
+    # a trip (one heading to the airport that leaves after the landing), else with an idle car;
+    # travellers no car can take so are passed over. Unlike the heuristic (the first idle car in
+    # id order), a car idle at the airport is preferred: it fetches without driving there. A trip leaves the airport
     # ``travel`` minutes before the car is home; ``travel`` is read off the members already
     # assigned (home minus landing is at least the drive, equal for the trip's last lander).
     assigned = traveller & (home_at >= 0)
