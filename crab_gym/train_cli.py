@@ -43,7 +43,9 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=_count0, default=defaults.seed, help="seeds the envs and the policy")
     parser.add_argument("--size", type=_size, default=defaults.size, metavar="JOBSxMACHINES",
                         help="the generated instances' size (default 15x15)")
-    parser.add_argument("--n-envs", type=_count, default=defaults.n_envs, help="vector env width (default 256)")
+    parser.add_argument("--n-envs", type=_count, default=None,
+                        help="envs stepped together (default: 256 on P11's vector env, 8 pools of dev instances "
+                             "elsewhere)")
     parser.add_argument("--eval-every", type=_count0, default=defaults.eval_every, metavar="N",
                         help="steps between dev evaluations (0: only at the end)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -7,11 +7,14 @@ reward is L2D's dense ``reward_mode="makespan"``, scaled), one torch thread, wit
 and a greedy evaluation on the id's ``dev`` split every ``eval_every`` steps. It writes into
 ``out``:
 
-* ``model.zip``: the weights at the end (a ``MaskablePPO.load``-able file, played by
-  ``crab-gym run --policy sb3:out/model.zip`` on instances of any size);
-* ``best_dev.zip``: the weights that scored best on ``dev`` so far (on P11 the dev curve is
-  flat within 0.005 from 1M steps on while Taillard's gaps still fall, so the last weights are
-  the model, and the curve is the record);
+* ``model.zip``: the model (a ``MaskablePPO.load``-able file, played by
+  ``crab-gym run --policy sb3:out/model.zip`` on instances of any size). For a problem trained on
+  fresh generated instances (P11) it is the last weights: its ``dev`` curve is flat within 0.005
+  from 1M steps on while Taillard's gaps still fall. For a problem trained on a pool of its
+  ``dev`` instances it is the weights that scored best there: longer training drifts below the
+  early best on P6, P7 and P9;
+* ``best_dev.zip``: the weights that scored best on ``dev`` (the same file as ``model.zip`` for
+  a pooled problem);
 * ``training.json``: the spec, the command that reproduces it, the CPU and wall times, the
   share of training time spent in the env, and the curve (steps, CPU seconds, dev optimality).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import statistics
 import time
 from collections.abc import Sequence
@@ -58,7 +62,8 @@ PPO_DEFAULTS: dict[str, Any] = {
 class TrainSpec:
     """What to train: everything that decides the result (the seed included) is here.
 
-    ``size`` is the generator's ``(n_jobs, n_machines)``; ``n_envs`` the vector env's width;
+    ``size`` is the generator's ``(n_jobs, n_machines)``; ``n_envs`` the number of envs stepped
+    together (default: 256 on a native vector env, 8 pools of dev instances otherwise);
     ``eval_every`` the steps between two ``dev`` evaluations (0: only at the end), over the
     split's instances (the first ``eval_instances`` of them, in the split's order, if given).
     """
@@ -68,7 +73,7 @@ class TrainSpec:
     out: str = "runs/train"
     seed: int = 0
     size: tuple[int, int] = (15, 15)
-    n_envs: int = 256
+    n_envs: int | None = None
     hidden: int = 32
     eval_every: int = 500_000
     eval_split: str = "dev"
@@ -79,8 +84,10 @@ class TrainSpec:
     def command(self) -> str:
         """The ``crab-gym train`` line that reproduces this spec."""
         parts = ["crab-gym train", f"--env {self.env_id}", f"--steps {self.steps}", f"--out {self.out}",
-                 f"--seed {self.seed}", f"--size {self.size[0]}x{self.size[1]}", f"--n-envs {self.n_envs}",
-                 f"--eval-every {self.eval_every}"]
+                 f"--seed {self.seed}"]
+        if view_for(self.env_id).vector_kwargs is not None:  # trained on generated instances of a size
+            parts.append(f"--size {self.size[0]}x{self.size[1]}")
+        parts += [f"--n-envs {self.n_envs}", f"--eval-every {self.eval_every}"]
         return " ".join(parts)
 
 
@@ -150,6 +157,8 @@ def train_candidates(spec: TrainSpec, dev: Sequence[EnvCase], *, progress: bool 
     torch.set_num_threads(1)
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
+    if spec.n_envs is None:
+        spec.n_envs = 256 if view_for(spec.env_id).vector_kwargs is not None else 8
     cases = list(dev)[: spec.eval_instances] if spec.eval_instances else list(dev)
     if not cases:
         raise ValueError(f"no {spec.eval_split} instances of {spec.env_id} to evaluate on")
@@ -166,7 +175,13 @@ def train_candidates(spec: TrainSpec, dev: Sequence[EnvCase], *, progress: bool 
         env.close()
         callback.close()
     callback.evaluate(model, final=True)
-    model.save(out / "model.zip", exclude=list(SAVE_EXCLUDE))
+    keep_last = view_for(spec.env_id).vector_kwargs is not None or not (out / "best_dev.zip").exists()
+    if keep_last:
+        model.save(out / "model.zip", exclude=list(SAVE_EXCLUDE))
+    else:  # a pooled problem: the best on its dev pool
+        shutil.copyfile(out / "best_dev.zip", out / "model.zip")
+    chosen = callback.curve[-1] if keep_last else callback.best
+    model.save(out / "last.zip", exclude=list(SAVE_EXCLUDE))
     record = {
         "spec": asdict(spec),
         "ppo": ppo,
@@ -177,6 +192,7 @@ def train_candidates(spec: TrainSpec, dev: Sequence[EnvCase], *, progress: bool 
         "env_cpu_s": round(callback.env_cpu_s, 1),
         "eval_cpu_s": round(callback.eval_cpu_s, 1),
         "best": callback.best,
+        "model": {"weights": "last" if keep_last else "best_dev", **(chosen or {})},
         "curve": callback.curve,
         "dev_instances": [c.instance for c in cases],
     }

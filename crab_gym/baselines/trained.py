@@ -88,9 +88,9 @@ def install(run_dir: str | Path) -> dict[str, Any]:
         "view": view.name,
         "command": record["command"],
         "seed": record["spec"]["seed"],
-        "steps": record["steps"],
+        "steps_run": record["steps"],
         "cpu_s": record["cpu_s"],
-        "dev_optimality": record["curve"][-1]["dev_optimality"] if record.get("curve") else None,
+        "model": record.get("model") or {"weights": "last", **(record["curve"][-1] if record.get("curve") else {})},
         "curve": record["curve"],
     }
     models = manifest()
