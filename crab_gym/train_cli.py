@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from crab_gym.baselines.candidate_views import view_for
-from crab_gym.baselines.rl_train import TrainSpec, train_candidates
+from crab_gym.baselines.rl_train import TrainSpec, plot_curve, train_candidates
 from crab_gym.baselines.trained import TRAINED_DIR, install
 from crab_gym.datasets.splits import select
 
@@ -73,6 +73,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"trained {record['steps']:,} steps in {record['cpu_s']:.0f} CPU-s ({record['wall_s']:.0f} s wall, "
           f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); "
           f"dev optimality {last:.3f}")
+    try:
+        plot_curve(record, f"{args.out}/curve.png")
+    except ImportError:  # the viz extra is missing: training.json holds the curve
+        pass
     if args.install:
         entry = install(args.out)
         print(f"installed as {TRAINED_DIR / entry['file']} (policy `trained` for {', '.join(entry['env_ids'])})")

@@ -267,3 +267,31 @@ def _make_progress_class() -> type:
             self.bar.close()
 
     return Progress
+
+
+def plot_curve(record: dict[str, Any], path: str | Path) -> Path:
+    """The training curve of a ``training.json`` record as a PNG: optimality on ``dev`` (and on
+    generated instances of a known optimum, where measured) against CPU seconds (needs matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = record["curve"]
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    seconds = [p["cpu_s"] for p in curve]
+    ax.plot(seconds, [p["dev_optimality"] for p in curve], marker="o", label=f"{record['spec']['eval_split']} split")
+    if any("generated_optimality" in p for p in curve):
+        shown = [p for p in curve if "generated_optimality" in p]
+        ax.plot([p["cpu_s"] for p in shown], [p["generated_optimality"] for p in shown], marker="s",
+                label="generated, optimum known")
+    ax.set_xlabel("training CPU seconds (one thread)")
+    ax.set_ylabel("greedy optimality")
+    ax.set_title(f"{record['spec']['env_id']}: {record['steps']:,} steps in {record['cpu_s']:.0f} CPU-s")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    target = Path(path)
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target
