@@ -69,10 +69,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"crab-gym train: interrupted; the best model so far is in {args.out}/model.zip", file=sys.stderr)
         return 130
-    last = record["curve"][-1]["dev_optimality"] if record["curve"] else float("nan")
+    chosen = record["model"]
     print(f"trained {record['steps']:,} steps in {record['cpu_s']:.0f} CPU-s ({record['wall_s']:.0f} s wall, "
-          f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); "
-          f"dev optimality {last:.3f}")
+          f"{record['steps_per_cpu_s']:,} steps per CPU-s, env {100 * record['env_share']:.0f} %); the model: "
+          f"{chosen['weights']} weights, at {chosen.get('steps', 0):,} steps, dev optimality "
+          f"{chosen.get('dev_optimality', float('nan')):.3f}")
     try:
         plot_curve(record, f"{args.out}/curve.png")
     except ImportError:  # the viz extra is missing: training.json holds the curve
