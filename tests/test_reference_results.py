@@ -75,6 +75,23 @@ def test_a_sample_replays_to_the_same_numbers():
         assert {m: again.metrics.get(m) for m in shipped["metrics"]} == shipped["metrics"], where
 
 
+def test_the_shipped_trained_models_replay_their_rows_episodes():
+    """Issue 35: each shipped model reproduces its rows: on every quick id, the shortest shipped
+    episode of ``trained`` (greedy, so deterministic) played again gives the same numbers."""
+    pytest.importorskip("sb3_contrib")
+    from crab_gym.baselines.trained import trained_ids
+
+    for env_id in sorted(set(trained_ids()) & set(QUICK_IDS)):
+        mine = [e for e in SHIPPED["episodes"] if e["env_id"] == env_id and e["policy"] == "trained"]
+        assert mine, f"{env_id}: a shipped model but no trained row in the reference results"
+        shipped = min(mine, key=lambda e: (e["steps"], e["instance"]))
+        case = EnvCase(env_id, {"instance": shipped["instance"]}, "test", shipped["instance"], shipped["size"])
+        (again,) = Benchmark([case], seeds=[shipped["seed"]], max_steps=100_000).run(
+            {"trained": NamedPolicy("trained")}, progress=False).results
+        assert (again.episode_return, again.steps) == (shipped["episode_return"], shipped["steps"]), env_id
+        assert {m: again.metrics.get(m) for m in shipped["metrics"]} == shipped["metrics"], env_id
+
+
 def test_the_docs_page_is_the_shipped_files():
     assert (ROOT / "docs" / "results.md").read_text() == results_markdown(SHIPPED)
 
