@@ -42,16 +42,10 @@ def _gap(env: gym.Env) -> float:
 
 
 def play_model(model, instance: str, *, deterministic: bool, seed: int) -> float:
-    from crab_gym.baselines.candidate_views import CandidateModelPolicy
+    from crab_gym.baselines.rl_train import play_optimality
 
     env = gym.make("Realm-P11-v0", instance=instance)
-    player = CandidateModelPolicy(model, env, deterministic=deterministic)
-    player.seed(seed)
-    obs, info = env.reset(seed=seed)
-    done = False
-    while not done:
-        obs, _, terminated, truncated, info = env.step(player(obs, info))
-        done = terminated or truncated
+    play_optimality(model, env, seed, deterministic)
     return _gap(env)
 
 

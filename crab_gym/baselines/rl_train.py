@@ -98,7 +98,7 @@ def greedy_optimality(policy_model: Any, cases: Sequence[EnvCase], *, determinis
     for case in cases:
         env = gym.make(case.env_id, **case.kwargs)
         try:
-            values.append(_play(policy_model, env, seed, deterministic))
+            values.append(play_optimality(policy_model, env, seed, deterministic))
         finally:
             env.close()
     return values
@@ -111,12 +111,14 @@ def generated_optimality(policy_model: Any, spec: TrainSpec) -> list[float]:
     shape = {"n_jobs": spec.size[0], "n_machines": spec.size[1], "construction": "bound_tight"}
     env = gym.make(spec.env_id, generator=shape)
     try:
-        return [_play(policy_model, env, 10_000 + k, True) for k in range(spec.eval_generated)]
+        return [play_optimality(policy_model, env, 10_000 + k) for k in range(spec.eval_generated)]
     finally:
         env.close()
 
 
-def _play(policy_model: Any, env: gym.Env, seed: int, deterministic: bool) -> float:
+def play_optimality(policy_model: Any, env: gym.Env, seed: int, deterministic: bool = True) -> float:
+    """Play one episode of the model in ``env`` (reset with ``seed``; sampled actions seeded by it
+    too) and return the optimality the env gives it; the env is left at the episode's end."""
     player = CandidateModelPolicy(policy_model, env, deterministic=deterministic)
     player.seed(seed)
     obs, info = env.reset(seed=seed)
