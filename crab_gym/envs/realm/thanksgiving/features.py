@@ -84,7 +84,7 @@ def thanksgiving_features(obs: dict[str, np.ndarray]) -> np.ndarray:
     skills = np.asarray(obs["skills"], dtype=bool)  # (M, N)
     landing = np.asarray(obs["member_landing"], dtype=np.float64)
     home_at = np.asarray(obs["member_home_at"], dtype=np.float64)
-    busy = np.asarray(obs["member_busy_until"], dtype=np.float64)
+    member_busy = np.asarray(obs["member_busy_until"], dtype=np.float64)
     task_end = np.asarray(obs["task_end"], dtype=np.float64)
     car_free = np.asarray(obs["car_free_at"], dtype=np.float64)
     at_airport = np.asarray(obs["car_at_airport"], dtype=np.float64)
@@ -100,7 +100,55 @@ def thanksgiving_features(obs: dict[str, np.ndarray]) -> np.ndarray:
     unfetched = traveller & (home_at < 0)
 
     F = np.zeros((n_flat, N_FEATURES), dtype=np.float32)
-    s = F[: C * M].reshape(C, M, N_FEATURES)
+    g_send = _send_rows(F[: C * M].reshape(C, M, N_FEATURES), send_legal, landing, home_at, traveller, car_free,
+                        at_airport, clock, unit)
+
+    t = F[C * M: C * M + N * M].reshape(N, M, N_FEATURES)
+    t[..., 2] = 1.0
+    t[..., 8] = (duration / unit)[:, None]
+    t[..., 9] = (chain / unit)[:, None]
+    startable = start_legal.any(axis=1)
+    top = np.where(startable, chain, -np.inf).max(initial=-np.inf)
+    longest = startable & (chain >= top)
+    t[..., 10] = longest[:, None]
+    versatility = skills.sum(axis=1) / max(N, 1)
+    t[..., 11] = versatility[None, :]
+    t[..., 12] = oven[:, None]
+    left = status < 2
+    t[..., 13] = ((prec & left[None, :]).sum(axis=1) / max(N, 1))[:, None]
+    t[..., 14] = _rel(deadline - clock - chain, unit)[:, None]
+    g_start = np.zeros((N, M), dtype=bool)
+    if not g_send.any() and longest.any():
+        task = int(np.flatnonzero(longest)[0])
+        cooks = np.flatnonzero(start_legal[task])
+        g_start[task, cooks[np.argmin(versatility[cooks])]] = True
+    t[..., 15] = g_start
+
+    w = C * M + N * M
+    F[w:, 3] = 1.0
+    events = np.concatenate([task_end[task_end > clock], car_free[car_free > clock], member_busy[member_busy > clock],
+                             landing[unfetched & (landing > clock)]])
+    F[w:, 16] = _rel(events.min() - clock, unit) if events.size else 1.0
+    F[w:, 15] = not (g_send.any() or g_start.any())
+
+    F[:, 17] = min(kitchen, 4.0) / 4.0
+    F[:, 18] = float(left.mean()) if N else 0.0
+    F[:, 19] = float(unfetched.sum() / max(traveller.sum(), 1))
+    F[:, 0] = legal
+    F[~legal] = 0.0
+    return F
+
+
+def thanksgiving_mask(obs: dict[str, np.ndarray]) -> np.ndarray:
+    """The candidates: the env's legal actions (no restriction)."""
+    return np.asarray(obs["action_mask"], dtype=bool)
+
+
+def _send_rows(s: np.ndarray, send_legal: np.ndarray, landing: np.ndarray, home_at: np.ndarray,
+               traveller: np.ndarray, car_free: np.ndarray, at_airport: np.ndarray, clock: float,
+               unit: float) -> np.ndarray:
+    """Fill the (car, traveller) send rows ``s`` in place; returns the heuristic's send (a bool (C, M))."""
+    C, M = send_legal.shape
     s[..., 1] = 1.0
     s[..., 4] = _rel(landing - clock, unit)[None, :]
     cand = send_legal.any(axis=0)
@@ -142,42 +190,4 @@ def thanksgiving_features(obs: dict[str, np.ndarray]) -> np.ndarray:
         eager[(airport or list(cars))[0], m] = True
     s[..., 22] = eager
 
-    t = F[C * M: C * M + N * M].reshape(N, M, N_FEATURES)
-    t[..., 2] = 1.0
-    t[..., 8] = (duration / unit)[:, None]
-    t[..., 9] = (chain / unit)[:, None]
-    startable = start_legal.any(axis=1)
-    top = np.where(startable, chain, -np.inf).max(initial=-np.inf)
-    longest = startable & (chain >= top)
-    t[..., 10] = longest[:, None]
-    versatility = skills.sum(axis=1) / max(N, 1)
-    t[..., 11] = versatility[None, :]
-    t[..., 12] = oven[:, None]
-    left = status < 2
-    t[..., 13] = ((prec & left[None, :]).sum(axis=1) / max(N, 1))[:, None]
-    t[..., 14] = _rel(deadline - clock - chain, unit)[:, None]
-    g_start = np.zeros((N, M), dtype=bool)
-    if not g_send.any() and longest.any():
-        task = int(np.flatnonzero(longest)[0])
-        cooks = np.flatnonzero(start_legal[task])
-        g_start[task, cooks[np.argmin(versatility[cooks])]] = True
-    t[..., 15] = g_start
-
-    w = C * M + N * M
-    F[w:, 3] = 1.0
-    events = np.concatenate([task_end[task_end > clock], car_free[car_free > clock], busy[busy > clock],
-                             landing[unfetched & (landing > clock)]])
-    F[w:, 16] = _rel(events.min() - clock, unit) if events.size else 1.0
-    F[w:, 15] = not (g_send.any() or g_start.any())
-
-    F[:, 17] = min(kitchen, 4.0) / 4.0
-    F[:, 18] = float(left.mean()) if N else 0.0
-    F[:, 19] = float(unfetched.sum() / max(traveller.sum(), 1))
-    F[:, 0] = legal
-    F[~legal] = 0.0
-    return F
-
-
-def thanksgiving_mask(obs: dict[str, np.ndarray]) -> np.ndarray:
-    """The candidates: the env's legal actions (no restriction)."""
-    return np.asarray(obs["action_mask"], dtype=bool)
+    return g_send
