@@ -68,8 +68,21 @@ def trained_model(env_id: str) -> Any:
 
 def trained_policy(env: gym.Env) -> Any:
     """The ``trained`` policy for ``env``: its shipped model, greedy."""
-    env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    env_id = _env_id(env)
     return CandidateModelPolicy(trained_model(env_id), env, deterministic=True, name="trained")
+
+
+def _env_id(env: gym.Env) -> str:
+    """The id ``env`` was made as, else the registered id of its class or of the nearest class it
+    derives from (an env built directly, or a subclass such as the scoring probes' test envs)."""
+    if env.spec is not None and env.spec.id:
+        return env.spec.id
+    for cls in type(env.unwrapped).__mro__:
+        target = f"{cls.__module__}:{cls.__qualname__}"
+        found = next((s.id for s in gym.registry.values() if s.entry_point == target), None)
+        if found is not None:
+            return found
+    return type(env.unwrapped).__name__
 
 
 def install(run_dir: str | Path) -> dict[str, Any]:
