@@ -130,9 +130,3 @@ def _saved_spaces(path: str) -> gym.spaces.Box:
     if not isinstance(space, gym.spaces.Box) or len(space.shape) != 2:
         raise ValueError(f"{path}: not a CandidatePolicy model (its observations are {space})")
     return space
-
-
-def is_candidate_model(model: Any) -> bool:
-    """Whether ``model`` acts through a :class:`CandidatePolicy` (size-agnostic)."""
-    return isinstance(getattr(model, "policy", None), CandidatePolicy)
-

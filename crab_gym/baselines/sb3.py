@@ -127,10 +127,6 @@ class SB3Observations(gym.ObservationWrapper):
         return flat_multidiscrete_observation(observation, self.env.observation_space)
 
 
-def _sb3_space(space: gym.Space) -> gym.Space:
-    return flat_multidiscrete_space(space)
-
-
 def sb3_observation(observation: Any, space: gym.Space) -> Any:
     """An env observation in the shape :class:`SB3Observations` gives (for a trained model
     acting on the plain env)."""
@@ -531,7 +527,7 @@ def masked_spaces(env: gym.Env) -> tuple[gym.Space, gym.Space]:
                         "a model trained through DiscreteActions cannot act in it")
     observation_space = env.observation_space
     if SB3Observations.needed(observation_space):
-        observation_space = _sb3_space(observation_space)
+        observation_space = flat_multidiscrete_space(observation_space)
     return observation_space, gym.spaces.Discrete(codec.n_flat)
 
 
