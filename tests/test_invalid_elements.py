@@ -77,7 +77,7 @@ def test_p4_overloaded_plan_ends_the_episode_without_a_solver_failure():
         obs, reward, terminated, truncated, info = env.step(call)
         assert info["valid"], info["error"]
     assert terminated
-    metrics = env.unwrapped.finish_adaptation()  # the re-solve that used to fail runs here now
+    metrics = env.unwrapped.finish_metrics()  # the re-solve that used to fail runs here now
     assert any("over capacity" in v for v in metrics["violations"])
     assert metrics["optimality"] == 0.0  # infeasible plans score 0
     assert metrics["disruptions_applied"] >= 1

@@ -26,7 +26,7 @@ import traceback as tb
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
@@ -286,12 +286,22 @@ def settle_episode(env: gym.Env, tally: EpisodeResult, info: Mapping[str, Any],
     tally.episode_return += tally.deferred_return
 
 
+@runtime_checkable
+class DefersScoring(Protocol):
+    """An env that keeps solves out of ``step()`` (every REALM env): after an episode it ends,
+    ``finish_metrics()`` runs them and gives the complete metrics, and ``deferred_reward()``
+    the part of the return the last reward withheld."""
+
+    def finish_metrics(self) -> dict[str, Any]: ...
+    def deferred_reward(self) -> float: ...
+
+
 def deferred_return(env: gym.Env) -> float:
     """The part of a finished episode's return its env withheld from the last reward (a
     reference solved after the episode): ``env.unwrapped.deferred_reward()``, 0 for an env
-    without one."""
-    settle = getattr(env.unwrapped, "deferred_reward", None)
-    return float(settle()) if callable(settle) else 0.0
+    that defers nothing."""
+    base = env.unwrapped
+    return float(base.deferred_reward()) if isinstance(base, DefersScoring) else 0.0
 
 
 def episode_metrics(env: gym.Env, info: Mapping[str, Any], terminated: bool,
@@ -304,7 +314,7 @@ def episode_metrics(env: gym.Env, info: Mapping[str, Any], terminated: bool,
         return finished_metrics(env, info)
     metrics = dict(info.get("metrics", {}) or {})
     base = env.unwrapped
-    if callable(getattr(base, "finish_metrics", None)) or callable(getattr(base, "finish_adaptation", None)):
+    if isinstance(base, DefersScoring):
         return no_plan_metrics(metrics, disruptions_fired)
     return metrics
 
@@ -318,5 +328,4 @@ def finished_metrics(env: gym.Env, info: Mapping[str, Any]) -> dict[str, Any]:
     if not (metrics.get("adaptation_pending") or metrics.get("optimality_pending")):
         return metrics
     base = env.unwrapped
-    finish = getattr(base, "finish_metrics", None) or getattr(base, "finish_adaptation", None)
-    return dict(finish()) if callable(finish) else metrics
+    return dict(base.finish_metrics()) if isinstance(base, DefersScoring) else metrics

@@ -16,6 +16,7 @@ It owns what every env must do the same way, so that each problem only writes it
 from __future__ import annotations
 
 import enum
+from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -51,7 +52,7 @@ def _plain(values: Mapping[str, Any]) -> bool:
     return all(type(v) in _SCALARS or isinstance(v, enum.Enum) for v in values.values())
 
 
-class CrabEnv(gym.Env):
+class CrabEnv(gym.Env, metaclass=ABCMeta):
     """Base class: a task's actions, evaluator graph and reward, as a Gymnasium env.
 
     Args:
@@ -99,14 +100,17 @@ class CrabEnv(gym.Env):
         self._cache: dict[str, Any] = {"parsed": {}}
 
     # ================================================================== hooks
+    @abstractmethod
     def _reset_state(self, options: dict[str, Any] | None) -> None:
         """Put the problem into its initial state (``self.np_random`` is seeded)."""
         raise NotImplementedError
 
+    @abstractmethod
     def _build_graph(self) -> nx.DiGraph:
         """The sub-goal DAG of closed evaluators over this env, built each reset."""
         raise NotImplementedError
 
+    @abstractmethod
     def _get_obs(self) -> Any:
         """The observation of the current state (fresh arrays, never reused buffers)."""
         raise NotImplementedError
@@ -115,6 +119,7 @@ class CrabEnv(gym.Env):
         """Return why a validated call is illegal now (e.g. masked), or None. Must not mutate."""
         return None
 
+    @abstractmethod
     def _is_terminated(self) -> bool:
         """True when the episode is over (plan complete, or no legal move is left)."""
         raise NotImplementedError

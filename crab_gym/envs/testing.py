@@ -135,8 +135,8 @@ def state_snapshot(env: gym.Env) -> Any:
     skip = _SNAPSHOT_SKIP | set(getattr(base, "transient_attributes", ())) | set(getattr(base, "derived_attributes", ()))
     state = {k: v for k, v in vars(base).items() if k not in skip}
     token = _MEMO.set({})  # an object the state holds twice (the instance: env, sim, snapshot) is walked once
-    try:
-        return _freeze(state, 0, set())
+    try:  # a part the env holds (its yardstick) refers back to the env: not walked again
+        return _freeze(state, 0, {id(base)})
     finally:
         _MEMO.reset(token)
 

@@ -285,10 +285,10 @@ def test_adaptation_by_mode(mode, last, finished):
     metrics = play(env)[-1]["metrics"]
     assert (metrics["adaptation"], metrics["adaptation_reference_cost"], metrics["adaptation_pending"]) == \
         pytest.approx(last)
-    done = env.finish_adaptation()
+    done = env.finish_metrics()
     assert (done["adaptation"], done["adaptation_reference_cost"]) == pytest.approx(finished)
     assert done["adaptation_pending"] is False
-    env.finish_adaptation()
+    env.finish_metrics()
     assert ToyDisruptedEnv.resolves == (0 if mode == "oracle" else 1)  # once per episode at most
 
 

@@ -11,6 +11,7 @@ import pytest
 from crab_gym.core import GraphEvaluator, evaluator
 from crab_gym.envs.realm.common.env import RealmEnv, clipped
 from crab_gym.envs.realm.common.references import SolvePending, deferring_solves, solves_deferred
+from crab_gym.envs.realm.common.yardstick import Yardstick
 from tests.core.toy_env import N_LAMPS, LampsEnv
 
 
@@ -144,18 +145,19 @@ class _Memo(RealmEnv):
         self._cache = {}
         self._graph_of = None
         self.instance = object()
+        self.yardstick = Yardstick(self)
 
 
 def test_per_instance_memo_keys_on_instance_and_key_identity():
     env, calls = _Memo(), []
     d1, d2 = object(), object()
     compute = lambda: calls.append(1) or len(calls)  # noqa: E731
-    assert env._per_instance("x", compute, d1) == 1
-    assert env._per_instance("x", compute, d1) == 1
-    assert env._per_instance("x", compute, d2) == 2  # other keys
-    assert env._per_instance("x", compute, d2, d1) == 3  # more keys
+    assert env.yardstick.memo("x", compute, d1) == 1
+    assert env.yardstick.memo("x", compute, d1) == 1
+    assert env.yardstick.memo("x", compute, d2) == 2  # other keys
+    assert env.yardstick.memo("x", compute, d2, d1) == 3  # more keys
     env.instance = object()
-    assert env._per_instance("x", compute, d2, d1) == 4  # another instance
+    assert env.yardstick.memo("x", compute, d2, d1) == 4  # another instance
 
 
 def test_per_instance_memo_never_serves_a_solved_value_while_solves_wait():
@@ -169,16 +171,16 @@ def test_per_instance_memo_never_serves_a_solved_value_while_solves_wait():
 
     with deferring_solves():
         with pytest.raises(SolvePending):
-            env._per_instance("ref", lookup)
-    assert env._per_instance("ref", lookup) == "solved" and len(calls) == 2
+            env.yardstick.memo("ref", lookup)
+    assert env.yardstick.memo("ref", lookup) == "solved" and len(calls) == 2
     with deferring_solves():  # as without the memo: the solved value is not used while deferred
         with pytest.raises(SolvePending):
-            env._per_instance("ref", lookup)
-    assert env._per_instance("ref", lookup) == "solved" and len(calls) == 3  # kept for the solving path
+            env.yardstick.memo("ref", lookup)
+    assert env.yardstick.memo("ref", lookup) == "solved" and len(calls) == 3  # kept for the solving path
     found_deferred = []
     with deferring_solves():
-        assert env._per_instance("cheap", lambda: found_deferred.append(1) or 7) == 7
-    assert env._per_instance("cheap", lambda: found_deferred.append(1) or 8) == 7  # valid either way
+        assert env.yardstick.memo("cheap", lambda: found_deferred.append(1) or 7) == 7
+    assert env.yardstick.memo("cheap", lambda: found_deferred.append(1) or 8) == 7  # valid either way
     assert len(found_deferred) == 1
 
 

@@ -56,7 +56,7 @@ def test_adaptation_yardstick_replays_to_a_feasible_plan_priced_by_the_checker()
         obs, _, term, _, info = env.step(policy(obs, info))
         if term:
             break
-    m = env.finish_adaptation()  # the re-solve runs after the episode, not inside step()
+    m = env.finish_metrics()  # the re-solve runs after the episode, not inside step()
     assert env._snapshot is not None
     out = adaptive_reference(env._snapshot)
     assert out["feasible"] and out["resolves"] >= 1
@@ -83,11 +83,11 @@ def test_adaptation_yardstick_does_better_than_stopping_on_a_large_instance():
     kept = check_plan(env.instance, env._snapshot.plan(), env.faced_schedule()).cost
     out = adaptive_reference(env._snapshot)
     assert out["feasible"] and out["value"] < kept  # it was equal to kept
-    assert out["value"] >= info["metrics"]["cost"] and env.finish_adaptation()["adaptation"] == 1.0
+    assert out["value"] >= info["metrics"]["cost"] and env.finish_metrics()["adaptation"] == 1.0
 
 
 def _greedy_episode(name: str) -> tuple[DisasterReliefEnv, dict]:
-    """The registry's greedy played to the end (the yardstick left to ``finish_adaptation``)."""
+    """The registry's greedy played to the end (the yardstick left to ``finish_metrics``)."""
     env = DisasterReliefEnv(name)
     policy = GreedyReliefPolicy(env)
     obs, info = env.reset(seed=0)

@@ -126,7 +126,7 @@ def test_oracle_plan_resubmitted_through_pauses_scores_one():
         pauses += 1
     assert pauses >= 1
     assert info["metrics"]["adaptation_pending"] and info["metrics"]["adaptation"] is None  # not in step()
-    m = env.finish_adaptation()
+    m = env.finish_metrics()
     assert not m["adaptation_pending"]
     assert m["cost"] == ref["value"] and m["optimality"] == 1.0 and m["adaptation"] == 1.0
     assert m["adaptation_reference_cost"] == ref["value"]
@@ -138,7 +138,7 @@ def test_oracle_plan_resubmitted_through_pauses_scores_one():
 def test_greedy_p4_metrics_recomputed_by_checker():
     env = RideSharingDisruptionEnv("p4_small_02")
     _, info = run_greedy(env, seed=0)
-    m, sol = env.finish_adaptation(), info["solution"]
+    m, sol = env.finish_metrics(), info["solution"]
     assert REALM_KEYS <= set(m) and all(0.0 <= m[k] <= 1.0 for k in REALM_KEYS)
     # the aimed disruptions make the greedy policy late here (it sees a delay only once it
     # has struck): every metric of an infeasible plan is recomputed too

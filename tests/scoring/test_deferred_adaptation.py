@@ -1,5 +1,5 @@
 """Moving the adaptation re-solve out of ``step()`` changes no number: on the shipped
-instances, the metrics the runner reports (deferred solve, ``finish_adaptation()``) equal
+instances, the metrics the runner reports (deferred solve, ``finish_metrics()``) equal
 those of the old way (``adaptation_reference="resolve"``: the solve inside the last step),
 for the greedy heuristic on every shipped instance and a random episode on the small ones."""
 

@@ -174,7 +174,7 @@ def test_adaptation_scores_a_poor_replan_below_one():
         _, _, terminated, _, info = env.step(call)
         if terminated:
             break
-    m = env.finish_adaptation()  # the re-solve runs after the episode, not inside step()
+    m = env.finish_metrics()  # the re-solve runs after the episode, not inside step()
     snapshot = env.kitchen.first_announcement
     replan = replan_from(snapshot)
     greedy = check_plan(env.instance, greedy_play(snapshot.copy()).plan(), landings_of(env.instance, env.instance.delays))

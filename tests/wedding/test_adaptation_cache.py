@@ -21,13 +21,13 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def greedy_metrics(name: str = "p8_small_02") -> tuple[WeddingDisruptionEnv, dict]:
-    """A greedy P8 episode and its finished metrics (the yardstick solved by finish_adaptation)."""
+    """A greedy P8 episode and its finished metrics (the yardstick solved by finish_metrics)."""
     env = WeddingDisruptionEnv(name)
     env.reset(seed=0)
     done = False
     while not done:
         _, _, done, _, _ = env.step(greedy_action(env))
-    return env, env.finish_adaptation()
+    return env, env.finish_metrics()
 
 
 def test_a_yardstick_solved_once_is_read_from_disk_without_solving(own_cache, monkeypatch):

@@ -81,7 +81,7 @@ def test_the_env_reports_it_against_the_reference_record():
     env = WeddingEnv(INSTANCE, reference=BEST)
     for routes, expected in ((JOINT, 1.0), (ALONE, 0.0)):
         env.reset(seed=0)
-        env._reference = Reference(value=BEST, status="GIVEN", extra={"solo_value": SOLO})
+        env.yardstick.fix(Reference(value=BEST, status="GIVEN", extra={"solo_value": SOLO}))
         *_, info = env.step({"name": "submit_plan", "arguments": {"routes": routes}})
         assert info["valid"] and info["metrics"]["coordination"] == expected
 

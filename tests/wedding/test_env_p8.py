@@ -102,6 +102,6 @@ def test_adaptation_scores_a_step_wise_replan():
     done = False
     while not done:
         _, _, done, _, info = env.step(greedy_action(env))
-    m = env.finish_adaptation()  # the re-solve runs after the episode, not in step()
+    m = env.finish_metrics()  # the re-solve runs after the episode, not in step()
     assert m["disruptions_applied"] == len(env.instance.disruptions)
     assert 0 < m["adaptation"] <= 1 and m["adaptation_reference_cost"] is not None

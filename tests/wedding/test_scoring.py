@@ -111,5 +111,5 @@ def test_ignoring_a_disruption_scores_lower_adaptation_than_replanning():
         done = False
         while not done:
             *_, done, _, info = env.step({"name": "submit_plan", "arguments": {"routes": plan}})
-        scores[label] = env.unwrapped.finish_adaptation()["adaptation"]
+        scores[label] = env.unwrapped.finish_metrics()["adaptation"]
     assert scores["ignore"] < scores["oracle"] == 1.0

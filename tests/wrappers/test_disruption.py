@@ -249,7 +249,7 @@ def test_info_keys_are_fixed_and_hold_no_wall_clock():
 def test_adaptation_metric_scores_the_replan():
     env = DisruptionWrapper(gym.make(P4), [{"type": "traffic_delay", "route": "riverside-library", "duration": 120, "delay": 30}])
     assert _run(env)[-1][2]["metrics"]["adaptation_pending"]  # no solver inside step()
-    metrics = env.unwrapped.finish_adaptation()
+    metrics = env.unwrapped.finish_metrics()
     assert 0.0 <= metrics["adaptation"] <= 1.0
     assert metrics["disruptions_applied"] >= 1
     assert metrics["adaptation_reference_cost"] is not None

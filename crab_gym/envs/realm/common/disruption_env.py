@@ -19,7 +19,7 @@ undisrupted family env), which owns:
 * **Adaptation** (:meth:`~DisruptedRealmEnv._measure_adaptation`): not applicable (None)
   when no disruption struck; else a yardstick cost by the ``adaptation_reference`` mode --
   ``"oracle"``: a value stored with the reference; ``"deferred"`` (default): none yet, the
-  episode's metrics say ``adaptation_pending`` and ``finish_adaptation()`` runs the re-solve;
+  episode's metrics say ``adaptation_pending`` and ``finish_metrics()`` runs the re-solve;
   ``"resolve"``: the family's re-solve from the snapshot, now (once per episode) -- then the
   family's score of the plan's cost against it.
 
@@ -57,6 +57,7 @@ plan can pause, :meth:`~DisruptedRealmEnv._pause_info`) in its ``info``.
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -79,6 +80,11 @@ def model_json(d: Any) -> dict[str, Any]:
     return json.loads(d.model_dump_json())
 
 
+def _struck(env: DisruptedRealmEnv) -> bool:
+    """Whether a disruption struck the episode (there is a state to measure adaptation from)."""
+    return env._adaptation_state() is not None
+
+
 class DisruptedRealmEnv(RealmEnv):
     """A REALM env whose episodes face disruptions: the schedule, injection, reporting and
     the adaptation metric, with the family's hooks (see the module docstring)."""
@@ -93,17 +99,23 @@ class DisruptedRealmEnv(RealmEnv):
     faced_reference: ClassVar[Callable[[Any, list[Any]], Reference] | None] = None
     #: ``"deferred"``, ``"resolve"`` or ``"oracle"`` (:data:`~.disruptions.ADAPTATION_MODES`).
     adaptation_mode: str
+    adaptation_struck = staticmethod(_struck)
 
     # ================================================================== episode state
     def _init_disruptions(self, adaptation_reference: Any) -> None:
         """The checked ``adaptation_reference`` argument and an empty disruption state (call
         it first in ``__init__``: the family's set-up may already restart an episode)."""
         self.adaptation_mode = checked_adaptation_reference(adaptation_reference)
-        self._clear_disruptions()
+        self._empty_disruptions()
 
     def _clear_disruptions(self) -> None:
         """A new episode: nothing injected, fired, kept or paused; the reference faces the
         instance's own schedule again."""
+        self._empty_disruptions()
+        self.yardstick.forget()
+
+    def _empty_disruptions(self) -> None:
+        """Nothing injected, fired, kept or paused."""
         self._injected: list[Any] = []
         self._injected_after_snapshot: list[Any] = []
         self._snapshot: Any = None
@@ -112,7 +124,6 @@ class DisruptedRealmEnv(RealmEnv):
         self._paused = False
         self._pending_plan: dict[str, Any] = {}
         self._resolved: tuple[Any] | None = None  # the "resolve" yardstick, once computed
-        self._forget_reference()
 
     def faced_schedule(self) -> list[Any]:
         """The disruptions this episode faces: the instance's own plus those injected."""
@@ -127,7 +138,7 @@ class DisruptedRealmEnv(RealmEnv):
         if self.faced_reference is None:
             return super()._solve_reference()
         schedule, lookup = self.faced_schedule(), self.faced_reference
-        return self._per_instance("reference", lambda: lookup(self.instance, schedule), *schedule)
+        return self.yardstick.memo("reference", lambda: lookup(self.instance, schedule), *schedule)
 
     # ================================================================== the disruption protocol
     def parse_disruption(self, disruption: Any) -> Any:
@@ -151,11 +162,12 @@ class DisruptedRealmEnv(RealmEnv):
         self._injected.append(d)
         if self._snapshot is not None:
             self._injected_after_snapshot.append(d)
-        self._forget_reference()  # the reference faces the episode's disruptions
+        self.yardstick.forget()  # the reference faces the episode's disruptions
         self._resolved = None
         self._cache.pop("mask", None)  # the disruption may change what is legal now
         return self._inject(d, now)
 
+    @abstractmethod
     def disruption_targets(self) -> dict[str, Any]:
         """Where disruptions may strike: ``routes`` ("a-b"), ``locations`` and the ``window``
         ``(first, last)`` of start minutes that matter."""
@@ -204,7 +216,7 @@ class DisruptedRealmEnv(RealmEnv):
         active = self._active_disruptions()  # frozen models: their words are worked out once
         if not active:  # most steps: nothing in force, no lookup
             return {"disruptions": fired, "active_disruptions": []}
-        words = self._per_instance("active_words", lambda: [d.describe() for d in active], *active)
+        words = self.yardstick.memo("active_words", lambda: [d.describe() for d in active], *active)
         return {"disruptions": fired, "active_disruptions": list(words)}
 
     def _unpause(self) -> None:
@@ -222,11 +234,8 @@ class DisruptedRealmEnv(RealmEnv):
 
     def _defer_adaptation(self) -> bool:
         """True (skip the re-solve; the episode's metrics then say ``adaptation_pending``) in
-        the ``"deferred"`` mode, unless :meth:`finish_adaptation` is running it now."""
-        if self.adaptation_mode == "deferred" and not self._finishing:
-            self._adaptation_deferred = True
-            return True
-        return False
+        the ``"deferred"`` mode, unless :meth:`finish_metrics` is running it now."""
+        return self.yardstick.defer_adaptation(self.adaptation_mode)
 
     def _measure_adaptation(self, score: AdaptationScore) -> tuple[float | None, Any]:
         """``(adaptation, yardstick cost)``: ``(None, None)`` when no disruption struck or the
@@ -237,7 +246,7 @@ class DisruptedRealmEnv(RealmEnv):
         if self.adaptation_mode == "oracle":
             value = self._stored_adaptation_value()
         elif self._defer_adaptation():
-            return NOT_APPLICABLE, None  # finish_adaptation() solves it
+            return NOT_APPLICABLE, None  # finish_metrics() solves it
         else:
             if self._resolved is None:
                 self._resolved = (self._resolve_adaptation(),)
@@ -250,10 +259,12 @@ class DisruptedRealmEnv(RealmEnv):
         where that state is the episode's own state at the strike (nothing to restore)."""
         return False
 
+    @abstractmethod
     def _stored_adaptation_value(self) -> Any:
         """The ``"oracle"`` mode's yardstick: a value stored with the reference (no solver)."""
         raise NotImplementedError
 
+    @abstractmethod
     def _resolve_adaptation(self) -> Any:
         """The ``"resolve"`` mode's yardstick: the re-solve from :meth:`_adaptation_state`."""
         raise NotImplementedError

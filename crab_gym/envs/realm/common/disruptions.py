@@ -86,7 +86,7 @@ class DisruptiveEnv(Protocol):
 #: How an env with disruptions scores adaptation. Against the oracle re-solving from the
 #: episode's own state at its first disruption: ``"deferred"`` (the default) leaves that
 #: solve out of ``step()`` -- the episode's last ``info["metrics"]`` says
-#: ``adaptation_pending`` and ``env.unwrapped.finish_adaptation()`` (which the evaluation
+#: ``adaptation_pending`` and ``env.unwrapped.finish_metrics()`` (which the evaluation
 #: runner calls) runs it; ``"resolve"`` runs it inside the last ``step()``, as before. Or
 #: ``"oracle"``: against the stored adaptive reference's value (no solver at all).
 AdaptationReference = Literal["deferred", "resolve", "oracle"]

@@ -15,11 +15,12 @@ import inspect
 import json
 import operator
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import warnings
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import networkx as nx
@@ -33,15 +34,9 @@ from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.obfuscation import ObfuscatedEnv
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.plan_score import episode_plan
-from crab_gym.envs.realm.common.references import (
-    NOT_APPLICABLE,
-    Reference,
-    SolvePending,
-    deferring_solves,
-    optimality_ratio,
-    solves_deferred,
-)
+from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 from crab_gym.envs.realm.common.viewer import Viewer, check_viewer
+from crab_gym.envs.realm.common.yardstick import ReferenceSolve, Yardstick
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).
@@ -231,27 +226,54 @@ def _obfuscation_seed(obfuscate: Any) -> int:
 class RealmEnv(CrabEnv):
     """The base of every REALM env: what they all do the same way, written once.
 
-    * **Instances**: ``reset(options={"instance": ...})`` swaps in another instance of the same
-      shape, a ``generator`` (``self._generator``, None: none) draws a fresh one on every
-      reset; the base loads and draws through :attr:`instance_source`, the family implements
-      ``_check_fits`` (raise ValueError if the instance does not fit the env's spaces),
-      ``_use_instance`` (which calls :meth:`_forget_reference`) and ``_restart`` (put the
-      current instance back to its start).
-    * **The reference**: :attr:`reference` is a :class:`~crab_gym.envs.realm.common.references.Reference`
-      (value, status, bound, solver, time limit, workers, plan): the ``reference=`` value
-      given to the env, else the family's ``_solve_reference()`` (shipped, cached or solved
-      once), looked up once per instance.
-    * **Optimality**: ``optimality_ratio(reference, _agent_cost(), _plan_feasible())``.
-    * **Plans**: ``_check_action`` may keep a validated plan in ``self._pending`` for the
-      action to carry out; it is dropped after every step, so a stale plan never runs.
-      ``self._last_event`` (the step's event text) is cleared before every step.
-    * **Words and pictures**: :attr:`task_description` and :meth:`describe` for LLM prompts,
-      ``render()`` for ``ansi``/``rgb_array``: the env's :attr:`viewer` part
-      (:class:`~crab_gym.envs.realm.common.viewer.Viewer`, the family's by default,
-      ``viewer=`` another one).
+    It holds its parts: the :class:`~.yardstick.Yardstick` (``env.yardstick``: the reference,
+    shipped, cached or solved after the episode, and the deferred adaptation re-solve), the
+    family's ``instance_source`` (loads and draws instances), its ``checker`` (the independent
+    plan checker) and its ``viewer`` (``render()``, ``describe()``). A family writes its problem
+    as hooks; it never overrides ``step``, ``reset`` or ``_after_action``.
 
-    A family implements problem-level hooks only; it never overrides ``step``, ``reset`` or
-    ``_after_action``.
+    **Hooks a family must write** (abstract: a class missing one cannot be instantiated, and
+    the error names it):
+
+    ====================  ==========================================================
+    ``_use_instance``     make an instance the current one (and ``yardstick.forget()``)
+    ``_check_fits``       raise ValueError if an instance does not fit the env's spaces
+    ``_restart``          put the current instance back to its start
+    ``_get_obs``          the observation (fresh arrays)
+    ``_build_graph``      the sub-goal DAG (``_instance_graph`` keeps it per instance)
+    ``_is_terminated``    whether the episode is over
+    ``_agent_cost``       the plan's cost in the reference's units (None: no plan)
+    ====================  ==========================================================
+
+    **Optional hooks** (the default in brackets):
+
+    ==========================  ====================================================
+    ``_action_mask``            legal flat actions [all]
+    ``_check_action``           why a validated call is illegal now [None]
+    ``_plan_feasible``          whether the plan meets every hard constraint [True]
+    ``_final_info``             ``(metrics, solution)`` at the episode's end [empty]
+    ``_solution``               the plan as ``info["solution"]`` reports it [empty]
+    ``_extra_info``             extra ``info`` keys, the same on every call [none]
+    ``_solve_reference``        the reference lookup [the ``reference_lookup`` attribute]
+    ``_provisional_reference``  the yardstick while the reference waits [none: 0]
+    ``_optimality``             the ratio [``optimality_ratio`` of cost and reference]
+    ``_begin_step``             first in every step [clears the event text]
+    ``_fast_step``              a legal hot action carried out cheaply [none]
+    ``_progress_may_change``    whether an action may pass a sub-goal [True]
+    ``_step_reward``            another reward mode [the default reward]
+    ``_optimality_reward``      the optimality term [``optimality_weight`` x ratio]
+    ``task_description``        the task in words [the class docstring's first paragraph]
+    ``joint_pass_call``         the move when every agent passes [first unowned legal]
+    ==========================  ====================================================
+
+    **Class attributes**: ``instance_source``, ``reference_lookup``, ``checker``, ``viewer``,
+    ``agent_arguments`` (multi-agent view), ``reference_shapes_episode`` (P7),
+    ``adaptation_struck`` (envs with disruptions), ``transient_attributes`` and
+    ``derived_attributes`` (what the contract test's snapshots leave out).
+
+    ``_check_action`` may keep a validated plan in ``self._pending`` for the action to carry
+    out; it is dropped after every step, so a stale plan never runs. ``self._last_event`` (the
+    step's event text) is cleared before every step.
     """
 
     def __new__(cls, *args: Any, obfuscate: bool | int | None = False, **kwargs: Any) -> Any:
@@ -288,29 +310,20 @@ class RealmEnv(CrabEnv):
     #: How the env is shown (``render()``, ``describe()``): the family's viewer part, which the
     #: ``viewer=`` keyword replaces for one env.
     viewer: ClassVar[Viewer]
+    #: ``env -> whether a disruption struck the episode``: set by an env with disruptions
+    #: (``DisruptedRealmEnv``), whose metrics then report ``adaptation_pending``; None: none.
+    adaptation_struck: ClassVar[Callable[[Any], bool] | None] = None
 
     def __init__(self, actions: Sequence[Any], *, reference: float | None = None,
-                 reference_solve: Literal["deferred", "inline"] = "deferred", viewer: Viewer | None = None,
+                 reference_solve: ReferenceSolve = "deferred", viewer: Viewer | None = None,
                  **kwargs: Any) -> None:
         super().__init__(actions, **kwargs)
-        if reference_solve not in ("deferred", "inline"):
-            raise ValueError(f'reference_solve must be "deferred" or "inline", got {reference_solve!r}')
+        #: The reference and its deferred solves (:class:`~.yardstick.Yardstick`).
+        self.yardstick = Yardstick(self, reference_solve, reference)
         if check_viewer(viewer) is not None:
             self.viewer = viewer
-        self.reference_solve = reference_solve
-        self._fixed_reference = None if reference is None else float(reference)
-        self._reference: Reference | None = None
-        self._reference_pending = False  # no reference at hand without a solve: it waits
-        self._reference_solved = False  # the reference came from a solve or its cache (not shipped)
         self._pending: Any = None
         self._last_event = ""
-        self._adaptation_deferred = False  # the finished episode's adaptation solve waits
-        self._finishing = False  # finish_metrics() is running the deferred solves now
-        # the last reward's optimality where it was measured against a stand-in for a reference
-        # that waited (else None), and the optimality measured once that reference is known:
-        # their difference is the deferred reward (deferred_reward())
-        self._waited_optimality: float | None = None
-        self._settled_optimality: float | None = None
         self._graph_of: tuple[Any, nx.DiGraph] | None = None  # (instance, its graph)
 
     # ------------------------------------------------------------------ the reference
@@ -321,55 +334,18 @@ class RealmEnv(CrabEnv):
         With ``reference_solve="deferred"`` (the default) a reference that is neither shipped
         nor cached is not solved here: until :meth:`finish_metrics` solves it, this is the
         family's provisional yardstick (:meth:`_provisional_reference`)."""
-        if self._reference is None:
-            if self._fixed_reference is not None:
-                self._reference, self._reference_solved = Reference.given(self._fixed_reference), False
-            elif self._reference_pending and self._defers_solves():
-                return self._waiting_reference()
-            elif not self._look_up_reference(solve=not self._defers_solves()):
-                return self._waiting_reference()
-        return self._reference
+        return self.yardstick.current()
+
+    @property
+    def reference_solve(self) -> ReferenceSolve:
+        """``"deferred"`` (no solve inside ``step()``/``reset()``) or ``"inline"``."""
+        return self.yardstick.mode
 
     def solved_reference(self) -> Reference:
         """The reference, solved now if it waits for its solve (``reference_solve="deferred"``):
         for a policy or a user who wants it before the episode ends (``OraclePolicy`` submits
         its plan); ``step()`` and ``reset()`` never call it."""
-        if self._reference is None and self._fixed_reference is None:
-            self._look_up_reference(solve=True)
-        return self.reference
-
-    def _look_up_reference(self, solve: bool) -> bool:
-        """Find the reference without a solve (shipped, or cheap to compute), else solve it if
-        ``solve`` (then the reward does not use it: :meth:`_terminal_optimality`); False if it
-        waits for a solve."""
-        try:
-            with deferring_solves():
-                found, solved = self._solve_reference(), False
-        except SolvePending:
-            if not solve:
-                self._reference_pending = True
-                return False
-            found, solved = self._solve_reference(), True
-        self._reference, self._reference_pending, self._reference_solved = found, False, solved
-        return True
-
-    def _forget_reference(self) -> None:
-        """The instance changed: look its reference up again when next needed."""
-        self._reference = None
-        self._reference_pending = self._reference_solved = False
-
-    def _defers_solves(self) -> bool:
-        """Whether a solve asked for now waits for :meth:`finish_metrics`."""
-        return self.reference_solve == "deferred" and not self._finishing
-
-    def _waiting_reference(self) -> Reference:
-        """What stands for a reference that waits for its solve: the provisional yardstick; but
-        where there is none and the episode's end is being scored, :class:`SolvePending`, so that
-        nothing is scored against a missing value."""
-        provisional = self._provisional_reference()
-        if provisional.measure is None and solves_deferred():
-            raise SolvePending("the reference")
-        return provisional
+        return self.yardstick.solved()
 
     def _provisional_reference(self) -> Reference:
         """The yardstick while the reference waits for its solve: none by default (the
@@ -399,12 +375,14 @@ class RealmEnv(CrabEnv):
         self._use_instance(inst)
         return True
 
+    @abstractmethod
     def _check_fits(self, inst: Any) -> None:
         """Raise ValueError if ``inst`` does not fit the env's spaces."""
         raise NotImplementedError
 
+    @abstractmethod
     def _use_instance(self, inst: Any) -> None:
-        """Make ``inst`` the current instance (and call :meth:`_forget_reference`)."""
+        """Make ``inst`` the current instance (and call ``self.yardstick.forget()``)."""
         raise NotImplementedError
 
     def _load_instance(self, spec: Any) -> Any:
@@ -418,6 +396,7 @@ class RealmEnv(CrabEnv):
         return self.instance_source.draw(self._generator, self.np_random)
 
     # ------------------------------------------------------------------ optimality
+    @abstractmethod
     def _agent_cost(self) -> float | None:
         """The cost of the agent's plan, in the reference's units (None: no plan)."""
         raise NotImplementedError
@@ -430,58 +409,14 @@ class RealmEnv(CrabEnv):
         return optimality_ratio(self.reference.measure, self._agent_cost(), self._plan_feasible())
 
     def _terminal_optimality(self) -> float:
-        """The optimality term of the last reward. With ``reference_solve="deferred"`` it is
-        measured against a reference found without a solve (shipped, given, or cheap to
-        compute), else against the provisional yardstick (0 where there is none): never a
-        solve inside ``step()``, and the same return for the same plan whatever has been
-        solved or cached before (a reference a solve gave is not used for the reward). What
-        that stand-in withheld, :meth:`deferred_reward` gives after the episode."""
-        value, waited = self._step_time_optimality()
-        self._waited_optimality, self._settled_optimality = (value if waited else None), None
-        return value
-
-    def _step_time_optimality(self) -> tuple[float, bool]:
-        """``(optimality, whether it stood in for one against a reference that waits)``."""
-        if not self._defers_solves():
-            return self._optimality(), False
-        if self._reference is not None and self._reference_solved:  # a solve outside step() gave it
-            return self._with_reference(self._provisional_reference()), True
-        try:
-            with deferring_solves():
-                value = self._optimality()
-        except SolvePending:
-            return 0.0, True
-        return value, self._reference is None  # None: measured against the provisional yardstick
-
-    def _with_reference(self, reference: Reference) -> float:
-        """:meth:`_optimality` measured against ``reference`` (0 if it has no measure)."""
-        if reference.measure is None:
-            return 0.0
-        kept = self._reference, self._reference_pending, self._reference_solved
-        self._reference = reference
-        try:
-            return self._optimality()
-        finally:
-            self._reference, self._reference_pending, self._reference_solved = kept
+        """Measured by the yardstick: never a solve inside ``step()`` while solves are deferred
+        (:meth:`~.yardstick.Yardstick.terminal_optimality`)."""
+        return self.yardstick.terminal_optimality()
 
     def _episode_end_info(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The episode's metrics without a solve inside ``step()``: what needs a solve that
         waits is None and ``optimality_pending`` says so; :meth:`finish_metrics` fills it in."""
-        if not self._defers_solves():
-            return self._final_info()
-        try:
-            with deferring_solves():
-                metrics, solution = self._final_info()
-        except SolvePending as waiting:  # a baseline (a solo plan ...) waits for its solve too
-            self._reference_pending = True
-            # the adaptation of an episode a disruption struck is withheld too: it waits for
-            # finish_metrics() (``adaptation`` None alone would read "does not apply")
-            struck = getattr(self, "_adaptation_state", None)
-            self._adaptation_deferred = callable(struck) and struck() is not None
-            return {"optimality_pending": True, "waiting_for": waiting.what}, self._solution()
-        if self._reference_pending:
-            metrics = {**metrics, "optimality": None, "coordination": None, "optimality_pending": True}
-        return metrics, solution
+        return self.yardstick.episode_end()
 
     # ------------------------------------------------------------------ steps and resets
     def _begin_step(self) -> None:
@@ -493,37 +428,14 @@ class RealmEnv(CrabEnv):
     def _reset_state(self, options: dict[str, Any] | None) -> None:
         if not self._next_instance(options):
             self._restart()
-        if self.reference_shapes_episode and self._reference is None and self._fixed_reference is None:
-            self._look_up_reference(solve=True)
-            self._reference_solved = False  # looked up at every reset of the instance: the reward may use it
+        self.yardstick.at_reset(self.reference_shapes_episode)
         self._pending = None
         self._last_event = ""
-        self._adaptation_deferred = False
-        self._waited_optimality = self._settled_optimality = None
 
+    @abstractmethod
     def _restart(self) -> None:
         """Put the current instance back to its initial state."""
         raise NotImplementedError
-
-    def _per_instance(self, name: str, compute: Callable[[], Any], *keys: Any) -> Any:
-        """``compute()``, kept for the current instance and the same ``keys`` objects (by
-        identity, e.g. the faced disruptions): for lookups an episode end or a reset repeats
-        (references, one-vehicle baselines) that read files or hash the instance. While solves
-        are deferred (:func:`deferring_solves`), only a value found that way is reused (a value
-        found by a solve or in the cache is computed again, so it raises ``SolvePending`` as
-        without the memo); an exception is never kept."""
-        memo = self._cache.setdefault("per_instance", {})
-        if memo.get("instance") is not self.instance:
-            memo.clear()
-            memo["instance"] = self.instance
-        deferred = solves_deferred()
-        hit = memo.get(name)
-        if (hit is not None and (hit[2] or not deferred) and len(hit[0]) == len(keys)
-                and all(a is b for a, b in zip(hit[0], keys))):
-            return hit[1]
-        value = compute()
-        memo[name] = (keys, value, deferred)
-        return value
 
     def _solution(self) -> dict[str, Any]:
         """The episode's plan as ``info["solution"]`` reports it (needs no reference: it is
@@ -539,8 +451,6 @@ class RealmEnv(CrabEnv):
         return self._graph_of[1]
 
     # ------------------------------------------------------------------ deferred solves
-    # (an env with disruptions defers its re-solve: DisruptedRealmEnv._defer_adaptation in
-    # common.disruption_env sets _adaptation_deferred unless _finishing)
     def finish_metrics(self) -> dict[str, Any]:
         """Run the solves the finished episode deferred -- the adaptation re-solve, the
         reference (and solo baselines) of an instance that had none shipped or cached -- and
@@ -550,14 +460,7 @@ class RealmEnv(CrabEnv):
         ``check_scoring``) calls it; call it yourself after an episode you stepped by hand. The
         metrics are the same as with ``reference_solve="inline"`` and
         ``adaptation_reference="resolve"``, which solve inside the last ``step()``."""
-        if not self._terminated:
-            raise RuntimeError("finish_metrics() needs a finished episode: step until terminated first")
-        self._adaptation_deferred = False
-        with self._solving_deferred():
-            self.reference  # noqa: B018 - looked up (solved) now, outside any deferral
-            metrics, _ = self._final_info()
-            self._settle_optimality()
-        return self._complete_metrics(metrics)
+        return self.yardstick.finish()
 
     def deferred_reward(self) -> float:
         """The part of the finished episode's return its last reward withheld: the optimality
@@ -568,55 +471,23 @@ class RealmEnv(CrabEnv):
         episode ends, and in a reward mode without an optimality term. The evaluation runner
         adds it to the return (``EpisodeResult.deferred_return``); add it yourself after an
         episode you stepped by hand."""
-        if not self._terminated or self._waited_optimality is None:
-            return 0.0
-        if self._settled_optimality is None:
-            with self._solving_deferred():
-                self._settle_optimality()
-        return self._optimality_reward(self._settled_optimality) - self._optimality_reward(self._waited_optimality)
-
-    def _settle_optimality(self) -> None:
-        """Measure the optimality the last reward stood in for (solves allowed: called inside
-        :meth:`_solving_deferred`), once per episode."""
-        if self._waited_optimality is not None and self._settled_optimality is None:
-            self._settled_optimality = float(self._optimality())
-
-    @contextmanager
-    def _solving_deferred(self) -> Iterator[None]:
-        """Run the solves the finished episode deferred (a reference that waited is looked up
-        again, solved if need be); what they leave in the per-instance memo is dropped after,
-        so that the next episodes' deferred lookups do not find it."""
-        self._finishing = True
-        if self._reference_pending:
-            self._forget_reference()
-        try:
-            yield
-        finally:
-            self._finishing = False
-            if self.reference_solve == "deferred":
-                self._cache.pop("per_instance", None)
+        return self.yardstick.deferred_reward()
 
     def finish_adaptation(self) -> dict[str, Any]:
-        """:meth:`finish_metrics` (its first name, when only the adaptation re-solve waited)."""
+        """Deprecated: :meth:`finish_metrics` (its first name, when only the adaptation
+        re-solve waited)."""
+        warnings.warn("finish_adaptation() is finish_metrics(); the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
         return self.finish_metrics()
 
     # ------------------------------------------------------------------ the REALM metrics
-    def _complete_metrics(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        """Every one of the :data:`REALM_METRICS` (None: not applicable) and, in an env with
-        disruptions, whether its adaptation re-solve is still pending."""
-        out = {**{name: NOT_APPLICABLE for name in REALM_METRICS}, **metrics}
-        out["optimality_pending"] = bool(out.get("optimality_pending", False))
-        if getattr(self, "adaptation_mode", None) is not None:
-            out["adaptation_pending"] = self._adaptation_deferred
-        return out
-
     def _info(self, call: dict[str, Any] | None, valid: bool, error: str, passed: list[str],
               metrics: dict[str, Any], solution: dict[str, Any]) -> dict[str, Any]:
         """Every episode end reports each of the :data:`REALM_METRICS`: those a problem
         does not measure (coordination of a single actor, adaptation without disruptions)
         are ``None``, the one way "not applicable" is reported."""
         if metrics:
-            metrics = self._complete_metrics(metrics)
+            metrics = self.yardstick.complete(metrics)
         return super()._info(call, valid, error, passed, metrics, solution)
 
     # ------------------------------------------------------------------ the independent checker

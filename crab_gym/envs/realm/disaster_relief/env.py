@@ -239,7 +239,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     |---|---|---|
     | `instance` | `"p7_small_00"` | a shipped name (`p7_small_00` ... `p7_large_05`), a path to a JSON file (crab_gym's P7 format or an upstream REALM-Bench P7 file), a mapping, or a `P7Instance` |
     | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk |
-    | `adaptation_reference` | `"deferred"` | `"deferred"` (default): the same re-solve, run by `finish_adaptation()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, inside the last `step()` (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
+    | `adaptation_reference` | `"deferred"` | `"deferred"` (default): the same re-solve, run by `finish_metrics()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, inside the last `step()` (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
     | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()` (its reference, which sets the sub-goals, is looked up at reset; the solo baseline waits); `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a map of the regions, the base, the trips) |
@@ -304,7 +304,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _use_instance(self, inst: P7Instance) -> None:
         self.instance = inst
-        self._forget_reference()
+        self.yardstick.forget()
         # the ids, listed once (the instance's properties build new lists; every step reads them)
         self._vehicle_ids, self._region_ids = inst.vehicle_ids, inst.region_ids
         self._need_rows = [[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))]
@@ -543,7 +543,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         """The cost of sending nothing (every need unmet, no minutes): the checker's price of
         the empty plan, the baseline of :meth:`_optimality` (once per faced schedule)."""
         schedule = self.faced_schedule()
-        return self._per_instance(
+        return self.yardstick.memo(
             "nothing_cost", lambda: check_plan(self.instance, {"trips": []}, schedule).cost, *schedule
         )
 
@@ -591,7 +591,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         """:func:`online_reference`'s value for the schedule this episode faces (once per
         instance and schedule)."""
         schedule = self.faced_schedule()
-        return self._per_instance("online_yardstick",
+        return self.yardstick.memo("online_yardstick",
                                   lambda: online_reference(self.instance, schedule)["value"], *schedule)
 
     def _coordination(self, verdict: ReliefCheck) -> tuple[float | None, float | None]:
@@ -600,7 +600,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
         if len(inst.vehicles) < 2:
             return NOT_APPLICABLE, None
         schedule = self.faced_schedule()
-        solo = self._per_instance("solo", lambda: solo_reference(inst, schedule).bound, *schedule)
+        solo = self.yardstick.memo("solo", lambda: solo_reference(inst, schedule).bound, *schedule)
         return coordination(verdict.cost, verdict.feasible, solo, self.reference.measure, len(inst.vehicles)), solo
 
     def _refused(self, verdict: ReliefCheck) -> list[dict[str, Any]]:

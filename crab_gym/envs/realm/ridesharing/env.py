@@ -298,7 +298,7 @@ class RideSharingEnv(FleetEnv):
         self._request_times = np.clip(
             np.array([[*r.pickup_window, r.latest_dropoff] for r in inst.requests], dtype=np.float32), 0, MAX_MINUTE
         )
-        self._forget_reference()
+        self.yardstick.forget()
         self._restart()
 
     def _new_sim(self) -> RideSim:
@@ -396,7 +396,7 @@ class RideSharingEnv(FleetEnv):
     def _solo_value(self) -> float | None:
         """The best one-vehicle plan's cost (the coordination baseline): shipped, cached or
         solved once, like the reference."""
-        return self._per_instance("solo", lambda: solo_reference(self.instance)["value"])
+        return self.yardstick.memo("solo", lambda: solo_reference(self.instance)["value"])
 
     def _metrics(self) -> dict[str, Any]:
         sim, inst = self.sim, self.instance

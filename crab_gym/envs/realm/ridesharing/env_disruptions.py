@@ -128,7 +128,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
 
     | argument | meaning |
     |---|---|
-    | ``adaptation_reference`` | ``"deferred"`` (default): the re-solve from the episode's own state, as above, run by ``finish_adaptation()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the same, inside the last ``step()``; ``"oracle"``: the stored adaptive oracle's value (``reference.extra["adaptive_oracle_value"]``; no solver call at the end of an episode) |
+    | ``adaptation_reference`` | ``"deferred"`` (default): the re-solve from the episode's own state, as above, run by ``finish_metrics()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the same, inside the last ``step()``; ``"oracle"``: the stored adaptive oracle's value (``reference.extra["adaptive_oracle_value"]``; no solver call at the end of an episode) |
 
     ## Version History
 
@@ -178,7 +178,7 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
     def _solo_value(self) -> float | None:
         """The best one-vehicle plan's cost facing this episode's disruptions."""
         schedule = self.faced_schedule()
-        return self._per_instance("solo", lambda: solo_reference(self.instance, schedule)["value"], *schedule)
+        return self.yardstick.memo("solo", lambda: solo_reference(self.instance, schedule)["value"], *schedule)
 
     def _stored_adaptation_value(self) -> float:
         """The stored adaptive oracle's value (the reference's, when it has none)."""

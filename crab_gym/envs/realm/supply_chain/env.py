@@ -284,7 +284,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     |---|---|---|
     | ``instance`` | ``"p10_small_00"`` | a shipped name (``p10_small_00`` ... ``p10_large_05``), a path to a JSON file (crab_gym's or an upstream REALM-Bench P10 file), a mapping, or a ``P10Instance`` |
     | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
-    | ``adaptation_reference`` | ``"deferred"`` | ``"deferred"`` (default): the same re-solve, run by ``finish_adaptation()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption, inside the last ``step()``; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
+    | ``adaptation_reference`` | ``"deferred"`` | ``"deferred"`` (default): the same re-solve, run by ``finish_metrics()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption, inside the last ``step()``; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
     | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
     | ``reference_solve`` | ``"deferred"`` | ``"deferred"``: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; until then the metrics say ``optimality_pending`` and the last reward's optimality term is 0: ``deferred_reward()`` gives that term after the episode, and the runner adds it to the return); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``None`` | ``"ansi"`` or ``"rgb_array"`` (stacked inventory and production per day, budget line, disruption spans) |
@@ -356,7 +356,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     def _use_instance(self, inst: P10Instance) -> None:
         self.sim = SupplySim(inst)
-        self._forget_reference()
+        self.yardstick.forget()
         self._goals = [_packaged(k) for k in TENTHS]
         self._obs_static = {"price": _amounts(inst.prices), "lead_time": _amounts([s.lead_time for s in inst.suppliers])}
         self._restart()
@@ -608,7 +608,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
         sim, inst, ref = self.sim, self.instance, self.reference
         verdict = self._check()
         cost = float(sim.cost())
-        solo = self._per_instance("solo", lambda: solo_cost(inst, sim.fired), *sim.fired)
+        solo = self.yardstick.memo("solo", lambda: solo_cost(inst, sim.fired), *sim.fired)
         adaptation, adapt_ref = self._adaptation(cost, verdict.feasible)
         return {
             "planning_quality": verdict.metrics["planning_quality"],

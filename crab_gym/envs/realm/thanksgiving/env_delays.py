@@ -94,7 +94,7 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
 
     | argument | meaning |
     |---|---|
-    | `adaptation_reference` | `"deferred"` (default): the same re-solve, run by `finish_adaptation()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, as above, inside the last `step()`; `"oracle"`: the best afternoon without foresight from the start, stored with the P9 reference (`adaptive_value`; no solver call at the end of an episode) |
+    | `adaptation_reference` | `"deferred"` (default): the same re-solve, run by `finish_metrics()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, as above, inside the last `step()`; `"oracle"`: the best afternoon without foresight from the start, stored with the P9 reference (`adaptive_value`; no solver call at the end of an episode) |
 
     ## Version History
 
@@ -138,7 +138,7 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
                 {**inst.model_dump(), "delays": [d.model_dump() for d in self.faced_schedule()]}
             )
             return p9_reference(inst)
-        return self._per_instance("reference", lambda: p9_reference(inst))
+        return self.yardstick.memo("reference", lambda: p9_reference(inst))
 
     # ================================================================== the disruption protocol
     def parse_disruption(self, disruption: Any) -> FlightDelay:

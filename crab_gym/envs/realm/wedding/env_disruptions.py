@@ -84,7 +84,7 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     Those of Realm-P5-v0 (shipped ``p8_*`` names, default ``"p8_small_00"``; P8 or P5 files and
     instances, a P5 one running without disruptions; ``generator`` draws P8 instances), plus
     ``adaptation_reference``: ``"deferred"`` (default: the re-solve above, run by
-    ``finish_adaptation()`` after the episode -- the evaluation runner calls it; the last
+    ``finish_metrics()`` after the episode -- the evaluation runner calls it; the last
     ``info["metrics"]`` says ``adaptation_pending`` -- never inside ``step()``), ``"resolve"``
     (the same, inside the last ``step()``) or ``"oracle"`` (the P8 reference's value; no solver
     call at the end of an episode).

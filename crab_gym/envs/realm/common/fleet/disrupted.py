@@ -14,6 +14,7 @@ pausing and the adaptation modes are the disruption kit's
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from typing import Any
 
 import gymnasium as gym
@@ -55,6 +56,7 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
         routes = [f"{names[i]}-{names[j]}" for i, j in self.instance.network.road_pairs()]
         return {"routes": routes, "locations": names, "window": self._disruption_window()}
 
+    @abstractmethod
     def _disruption_window(self) -> tuple[int, int]:
         """The start minutes that can matter (a family's: first vehicle free .. the end)."""
         raise NotImplementedError
@@ -84,6 +86,7 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
         return [] if now is None else list(in_force(self.sim.applied, now))
 
     # ================================================================== CrabEnv hooks
+    @abstractmethod
     def _struck_roads(self, d: Any) -> list[tuple[int, int]]:
         """The directed roads ``(i, j)`` disruption ``d`` strikes (the observation's flags)."""
         raise NotImplementedError
@@ -128,6 +131,7 @@ class FleetDisruptionMixin(DisruptedRealmEnv):
         schedule = list(self._snapshot.pending) + list(self._injected_after_snapshot)
         return float(self._resolved_adaptation_value(self._snapshot, schedule, self._snapshot_keep))
 
+    @abstractmethod
     def _resolved_adaptation_value(self, snapshot: Any, schedule: list[Any], keep: dict[int, list[int]] | None) -> float:
         """The yardstick re-solved from ``snapshot`` facing ``schedule`` (``keep``: the plan
         being followed then)."""

@@ -11,6 +11,7 @@ actions need (:meth:`FleetEnv._vehicle_action_reason`, :meth:`FleetEnv._mask_veh
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -100,6 +101,7 @@ class FleetEnv(RealmEnv):
         """The disruptions the simulation applies as its clock reaches them (none here)."""
         return []
 
+    @abstractmethod
     def _new_sim(self) -> Any:
         """A fresh simulation of the instance facing :meth:`_schedule`."""
         raise NotImplementedError
@@ -184,9 +186,11 @@ class FleetEnv(RealmEnv):
         events, self._events = self._events, []
         return {"clock": int(now) if now is not None else -1, "events": events}
 
+    @abstractmethod
     def _metrics(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    @abstractmethod
     def _solution(self) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -223,10 +227,12 @@ class FleetEnv(RealmEnv):
             for v in idle:
                 self._retire(v)
 
+    @abstractmethod
     def _idle_vehicles(self) -> list[int]:
         """Free vehicles whose route ends by itself now (nothing left for them to do)."""
         raise NotImplementedError
 
+    @abstractmethod
     def _retire(self, v: int) -> None:
         """End idle vehicle ``v``'s route, and say so in the events."""
         raise NotImplementedError

@@ -182,7 +182,7 @@ class ShopEnv(RealmEnv):
     def _use_instance(self, inst: ShopInstance) -> None:
         self.instance = inst
         self.sim = ShopSim(inst)
-        self._forget_reference()
+        self.yardstick.forget()
         n, K, _ = inst.shape
         proc = np.zeros((n, K), np.float32)
         mach = np.zeros((n, K), np.int64)
@@ -217,7 +217,7 @@ class ShopEnv(RealmEnv):
     def _solve_reference(self) -> Reference:
         if self._bound_only:
             return bound_reference(self.instance)
-        return self._per_instance("reference", lambda: reference(self.instance))
+        return self.yardstick.memo("reference", lambda: reference(self.instance))
 
     def _provisional_reference(self) -> Reference:
         return bound_reference(self.instance)

@@ -157,7 +157,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
             return ShopEnv._solve_reference(self)
         if self._injected:
             return reference(self._faced_instance())
-        return self._per_instance("reference", lambda: reference(self.instance))
+        return self.yardstick.memo("reference", lambda: reference(self.instance))
 
     # ================================================================== the disruption protocol
     def parse_disruption(self, disruption: Any) -> Disruption:
