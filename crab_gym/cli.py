@@ -17,12 +17,14 @@ extra) is also one line and exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +94,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return _list_splits()
     print("envs:")
     for spec in env_specs():
-        print(f"  {spec.id:24s} {spec.entry_point}")
+        print(f"  {spec.id:16s} {spec.title}")
     print("\npolicies:")
     for name, pol in policy_specs().items():
         fits = "any env" if pol.env_ids is None else ", ".join(pol.env_ids)
@@ -666,7 +668,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     args.argv = words  # the command, for the run's card
     try:
-        code = int(args.func(args) or 0)
+        with one_line_warnings():
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
         return code
     except (UsageError, MissingExtraError) as exc:  # e.g. `serve` without the desktop extra
@@ -675,6 +678,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `crab-gym run | head`: the reader has gone; nothing left to say
         _silence_stdout()
         return BROKEN_PIPE
+
+
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Warnings (a repaired instance file, a short token) as one line each, ``crab-gym:
+    warning: ...``: what a user reads, not the source line that raised it."""
+    shown = warnings.formatwarning
+
+    def one_line(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
+        return f"crab-gym: warning: {_one_line(str(message))}\n"
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = shown
 
 
 def _silence_stdout() -> None:

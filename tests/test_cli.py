@@ -101,6 +101,16 @@ def test_list_says_which_envs_each_policy_fits(capsys):
     assert "[any env]" in next(line for line in out.splitlines() if line.strip().startswith("random "))
 
 
+def test_list_says_what_each_env_is(capsys):
+    """Issue 38: the env list showed entry points; it says what each env is."""
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0 and "crab_gym.envs" not in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "job-shop scheduling" in lines["Realm-P11-v0"] and "[vector env]" in lines["Realm-P11-v0"]
+    assert "[multi-agent] [disruptions]" in lines["Realm-P4-v0"]
+    assert "desktop" in lines["CrabDesktop-v0"]
+
+
 # ---------------------------------------------------------------------------------- failures mid-run
 class FlakyEnv(gym.Env):
     """Three steps per episode; ``step`` raises on odd seeds, ``reset`` can be told to
@@ -235,3 +245,19 @@ def test_a_complete_p11_schedule_is_a_success_with_completeness_one(capsys, tmp_
     md = (tmp_path / "report.md").read_text()
     assert "- `success`: share of episodes that reached a complete, feasible plan" in md
     assert "- `completeness`: mean share of the env's sub-goals passed" in md
+
+
+def test_warnings_print_as_one_line_without_source():
+    """Issue 38: a repair warning printed as a raw Python warning with its source line."""
+    import subprocess
+    import sys
+
+    code = ("import warnings\n"
+            "from crab_gym.cli import one_line_warnings\n"
+            "with one_line_warnings():\n"
+            "    warnings.warn(\"p1.json: field 'windows[2]': repaired\\n  (the end before the start)\")\n"
+            "warnings.warn('after')\n")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+    lines = err.splitlines()
+    assert lines[0] == "crab-gym: warning: p1.json: field 'windows[2]': repaired (the end before the start)"
+    assert "UserWarning: after" in lines[1]  # put back after the command

@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 import crab_gym.envs.realm.index as index
+from crab_gym.core.keywords import did_you_mean
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 from crab_gym.envs.realm.index import problem_specs
 
@@ -34,6 +35,8 @@ class EnvSpecEntry:
     vector_entry_point: str | None = None
     #: The PettingZoo ``ParallelEnv`` of a multi-agent problem (:func:`parallel_env`), or None.
     parallel_entry_point: str | None = None
+    #: What the env is, in a few words (``crab-gym list``).
+    title: str = ""
 
 
 #: The ids that are not REALM problems (the REALM ids come from the problem index).
@@ -43,6 +46,7 @@ OTHER_SPECS: tuple[EnvSpecEntry, ...] = (
         "crab_gym.envs.desktop.env:CrabDesktopEnv",
         max_episode_steps=200,
         nondeterministic=True,
+        title="a real X desktop, driven with pyautogui",
     ),
 )
 
@@ -54,6 +58,9 @@ def _realm_entry(problem: ProblemSpec) -> EnvSpecEntry:
         problem.entry_point("env") or "",
         vector_entry_point=problem.entry_point("vector_env"),
         parallel_entry_point=PARALLEL_ENTRY_POINT if problem.multiagent else None,
+        title=problem.title + "".join(
+            f" [{tag}]" for tag, on in (("multi-agent", problem.multiagent), ("disruptions", problem.disruptions),
+                                        ("vector env", problem.vector_env is not None)) if on),
     )
 
 
@@ -120,8 +127,12 @@ def parallel_env(env_id: str, **kwargs: Any) -> Any:
     guide, cook...), joint steps over the single-agent env's own rules. ``kwargs`` go to the
     env (``instance=``, ``render_mode=``...), except ``max_cycles`` (a joint-step limit).
     Needs the ``multiagent`` extra (``pip install "crab_gym[multiagent]"``)."""
-    entry = {spec.id: spec for spec in env_specs()}.get(env_id)
-    if entry is None or entry.parallel_entry_point is None:
+    entries = {spec.id: spec for spec in env_specs()}
+    entry = entries.get(env_id)
+    if entry is None:
+        raise ValueError(f"unknown env id {env_id!r}{did_you_mean(env_id, multiagent_ids())}; "
+                         f"multi-agent ids: {', '.join(multiagent_ids())}")
+    if entry.parallel_entry_point is None:
         raise ValueError(f"{env_id!r} has no multi-agent view; multi-agent ids: {', '.join(multiagent_ids())}")
     module_name, _, attr = entry.parallel_entry_point.partition(":")
     try:

@@ -113,6 +113,13 @@ class ToyDisruptedEnv(DisruptedRealmEnv):
         self.references_solved.append(self.faced_schedule())
         return super()._solve_reference()
 
+    # one instance: never swapped
+    def _check_fits(self, inst: ToyInstance) -> None:
+        raise ValueError("the toy has one instance")
+
+    def _use_instance(self, inst: ToyInstance) -> None:
+        raise ValueError("the toy has one instance")
+
     # the toy's dynamics
     def _restart(self) -> None:
         self._clear_disruptions()
