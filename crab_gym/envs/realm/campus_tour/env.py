@@ -17,7 +17,7 @@ from pydantic import Field
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.campus_tour.check import check
+from crab_gym.envs.realm.campus_tour.checker import check
 from crab_gym.envs.realm.campus_tour.formats import FILES
 from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.model import P1Instance

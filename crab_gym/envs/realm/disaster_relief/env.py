@@ -23,8 +23,7 @@ from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGene
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference, online_reference
-from crab_gym.envs.realm.disaster_relief.check import check
-from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
+from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check, check_plan, normal_trip
 from crab_gym.envs.realm.disaster_relief.coordination import coordination
 from crab_gym.envs.realm.disaster_relief.disruptions import DISRUPTION_KINDS, on_grid, parse_disruption
 from crab_gym.envs.realm.disaster_relief.formats import FILES

@@ -20,7 +20,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.group_tours.check import check
+from crab_gym.envs.realm.group_tours.checker import check
 from crab_gym.envs.realm.group_tours.coordination import guide_coordination, reported_coordination
 from crab_gym.envs.realm.group_tours.formats import FILES
 from crab_gym.envs.realm.group_tours.generator import generate_p2

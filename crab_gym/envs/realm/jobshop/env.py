@@ -25,8 +25,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.viewer import Viewer
-from crab_gym.envs.realm.jobshop.check import check
-from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
+from crab_gym.envs.realm.jobshop.checker import check, constraint_satisfaction
 from crab_gym.envs.realm.jobshop.constructed import constructed_reference
 from crab_gym.envs.realm.jobshop.fast_dispatch import dispatched_job
 from crab_gym.envs.realm.jobshop.model import JSSPInstance

@@ -29,7 +29,7 @@ from crab_gym.envs.realm.common.fleet.env import (
 )
 from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.ridesharing.check import check
+from crab_gym.envs.realm.ridesharing.checker import check
 from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3

@@ -23,8 +23,7 @@ from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.supply_chain import oracle
-from crab_gym.envs.realm.supply_chain.check import check
-from crab_gym.envs.realm.supply_chain.checker import check_plan
+from crab_gym.envs.realm.supply_chain.checker import check, check_plan
 from crab_gym.envs.realm.supply_chain.coordination import solo_cost
 from crab_gym.envs.realm.supply_chain.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.supply_chain.formats import FILES

@@ -19,8 +19,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped, goal_graph, hhmm
 from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.thanksgiving.check import check
-from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check_plan, landings_of
+from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check, check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
 from crab_gym.envs.realm.thanksgiving.formats import FILES
 from crab_gym.envs.realm.thanksgiving.generator import generate_p6

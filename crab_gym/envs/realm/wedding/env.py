@@ -28,8 +28,7 @@ from crab_gym.envs.realm.common.fleet.env import (
 )
 from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.wedding.check import check
-from crab_gym.envs.realm.wedding.checker import WeddingCheck
+from crab_gym.envs.realm.wedding.checker import WeddingCheck, check
 from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
 from crab_gym.envs.realm.wedding.generator import generate_p5
