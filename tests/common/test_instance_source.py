@@ -64,6 +64,10 @@ def test_every_env_declares_one_instance_source(spec):
     source = spec.part("env").instance_source
     assert type(source) is InstanceSource
     assert source.loader is spec.part("load")  # the env loads as crab_gym.datasets.load_instance does
+    if spec.problem == "P11":  # generator= is Taillard's scheme on the env's own np_random
+        assert not hasattr(source.generator, "generate")
+    else:  # the family's generator is wired once: the env draws with the problem's generate role
+        assert source.generator.generate is spec.part("generate")
 
 
 def _small_ride(rng: np.random.Generator) -> Any:

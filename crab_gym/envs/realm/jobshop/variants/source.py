@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +33,16 @@ def instance_kind(problem: str) -> InstanceKind:
 
 @dataclass(frozen=True)
 class ShopGenerator:
-    """The ``generator`` options of the env of ``problem`` (J2, J3 or J4): a dict with a
-    ``size`` and optional ``n_jobs`` / ``n_machines``."""
+    """The ``generator`` options of a J env: a dict with a ``size`` and optional ``n_jobs`` /
+    ``n_machines``.
 
-    problem: str
+    Attributes:
+        generate: the problem's ``generate`` role (``generate_j2`` ...).
+        prefix: drawn instances are named ``<prefix>_generated_<seed>`` (``"j2"``).
+    """
+
+    generate: Callable[..., ShopInstance]
+    prefix: str
 
     def options(self, generator: Any) -> dict[str, Any] | None:
         """The checked ``generator`` argument (:func:`~.generator.generator_options`)."""
@@ -46,13 +52,13 @@ class ShopGenerator:
         """The generator's instance for the seed 0 (the env's first) or for a fresh seed from
         the env's ``np_random``, named after its seed."""
         seed = rng if isinstance(rng, int) else draw_seed(rng)
-        return GENERATORS[self.problem](options["size"], seed, name=f"{self.problem.lower()}_generated_{seed}",
-                                        n_jobs=options.get("n_jobs"), n_machines=options.get("n_machines"))
+        return self.generate(options["size"], seed, name=f"{self.prefix}_generated_{seed}",
+                             n_jobs=options.get("n_jobs"), n_machines=options.get("n_machines"))
 
 
 #: Each J id's source; an env given ``instance=None`` starts with the first shipped instance.
 SOURCES = {
-    problem: InstanceSource(instance_kind(problem), _LOADERS[problem], ShopGenerator(problem),
+    problem: InstanceSource(instance_kind(problem), _LOADERS[problem], ShopGenerator(GENERATORS[problem], problem.lower()),
                             default=list_instances(problem)[0])
     for problem in ("J2", "J3", "J4")
 }
