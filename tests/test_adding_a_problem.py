@@ -73,7 +73,7 @@ def family(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProblemSpec]:
 
 def test_the_page_holds_the_whole_family_and_it_is_small() -> None:
     files = page_files()
-    modules = {"spec", "model", "generator", "formats", "check", "references", "heuristics", "render", "env", "__init__"}
+    modules = {"spec", "model", "generator", "formats", "checker", "references", "heuristics", "render", "env", "__init__"}
     assert set(files) == {f"{PACKAGE}/{m}.py" for m in modules}
     assert sum(text.count("\n") for text in files.values()) < 320  # ten modules, about 30 lines each
 

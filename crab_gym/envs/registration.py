@@ -69,12 +69,6 @@ def env_specs() -> tuple[EnvSpecEntry, ...]:
     return tuple(_realm_entry(p) for p in problem_specs()) + OTHER_SPECS
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ENV_SPECS":  # the former constant: now read from the index at each use
-        return env_specs()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def register_envs() -> None:
     """Register every id of :func:`env_specs` (idempotent)."""
     for spec in env_specs():

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from crab_gym.envs.realm.jobshop.check import check
+from crab_gym.envs.realm.jobshop.checker import check
 from crab_gym.envs.realm.jobshop.constructed import (
     J3_SHAPE,
     STATUS,

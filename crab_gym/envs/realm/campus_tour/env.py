@@ -7,6 +7,7 @@ built inside a function with ``Literal``/``Annotated`` types that pydantic must 
 """
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,21 +18,22 @@ from pydantic import Field
 
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
-from crab_gym.envs.realm.campus_tour.check import check
-from crab_gym.envs.realm.campus_tour.formats import FILES
+from crab_gym.envs.realm.campus_tour.checker import check
+from crab_gym.envs.realm.campus_tour.formats import FILES, load_p1
 from crab_gym.envs.realm.campus_tour.generator import generate_p1
 from crab_gym.envs.realm.campus_tour.model import P1Instance
 from crab_gym.envs.realm.campus_tour.references import reference_p1
 from crab_gym.envs.realm.campus_tour.render import VIEWER
 from crab_gym.envs.realm.campus_tour.sim import Tour
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph, hhmm
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
 
 DEFAULT_INSTANCE = "p1_small_00"
 
 #: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn campuses.
-SOURCE = InstanceSource(FILES, SizedGenerator(generate_p1, {"n_targets": 5}, shorthand="targets"))
+SOURCE = InstanceSource(files_kind(FILES), load_p1, SizedGenerator(generate_p1, {"n_targets": 5}, "p1", shorthand="targets"),
+                        DEFAULT_INSTANCE)
 
 
 def _make_actions(instance: P1Instance) -> list[Action]:
@@ -162,7 +164,7 @@ class CampusTourEnv(RealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | `instance` | `"p1_small_00"` | a shipped name (`p1_small_00` ... `p1_large_05`; all: `crab_gym.datasets.list_instances("P1")`), a path to a JSON file (crab_gym's P1 format or an upstream REALM-Bench P1 file), a mapping, or a `P1Instance` |
-    | `generator` | `None` | draw a fresh instance on every reset: an int `n_targets`, or `{"n_targets": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
+    | `generator` | `None` | draw a fresh instance on every reset: an int `n_targets`, or `{"n_targets": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk; or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `reference` | `None` | a known reference value (travel minutes) instead of the shipped, cached or solved one |
     | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a map of the campus and the walk) |
@@ -187,10 +189,10 @@ class CampusTourEnv(RealmEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | P1Instance = DEFAULT_INSTANCE, *, generator: int | dict | None = None,
+        self, instance: str | Path | dict | P1Instance = DEFAULT_INSTANCE, *, generator: int | dict | Callable[..., Any] | None = None,
         **options: Any,
     ) -> None:
-        self._generator, inst = SOURCE.start(instance, generator)
+        self._generator, inst = self.instance_source.start(instance, generator)
         super().__init__(_make_actions(inst), **options)  # reference, render_mode and the reward weights
         n = inst.n
         self._stops = [inst.index[x] for x in (*inst.targets, inst.end)]

@@ -14,7 +14,7 @@ P1_SPLITS = Splits(
 P1 = ProblemSpec(
     problem="P1", title="single-agent campus tour", package=__package__,
     env="env:CampusTourEnv", names="formats:shipped_p1_names", load="formats:load_p1",
-    generate="generator:generate_p1", check="check:check", reference="references:reference_p1", viewer="render:VIEWER",
+    generate="generator:generate_p1", check="checker:check", reference="references:reference_p1", viewer="render:VIEWER",
     upstream="formats:from_upstream_p1", upstream_keys=("distances", "time_windows"),
     upstream_marks=("distances", "time_windows"),
     heuristics=(NamedHeuristic("p1_insertion", "heuristics:InsertionTourPolicy",

@@ -26,7 +26,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 
-from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F401 - re-exported
+from crab_gym.core.keywords import did_you_mean, unknown_keys_message
 from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
@@ -288,13 +288,16 @@ class RealmEnv(CrabEnv):
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")
     #: The sub-goal graph built once per instance (see CrabEnv).
     derived_attributes: tuple[str, ...] = ("_graph_of",)
-    #: Where the family's instances come from (an ``InstanceSource`` with ``load(spec)`` and
-    #: ``draw(options, rng)``): with it the base loads and draws instances.
+    #: Where the family's instances come from
+    #: (:class:`~crab_gym.envs.realm.common.instance_source.InstanceSource`): the constructor
+    #: starts with ``self._generator, inst = self.instance_source.start(instance, generator)``
+    #: and the base loads and draws instances at reset through it.
     instance_source: ClassVar[Any] = None
     #: The family's reference lookup, ``instance -> Reference`` (shipped, cached or solved);
     #: with it the base finds the reference. Set it with ``staticmethod(...)``.
     reference_lookup: ClassVar[Callable[[Any], Reference] | None] = None
-    #: The checked ``generator`` options (None: no generator); the family's ``__init__`` sets it.
+    #: The checked ``generator`` options, or the user's callable ``(rng) -> instance`` (None: no
+    #: generator); the family's ``__init__`` sets it.
     _generator: Any
     #: Multi-agent view (``crab_gym.parallel_env``): the action arguments that name the actor
     #: of a flat action (``("vehicle",)``); empty: a single-agent problem.
@@ -393,7 +396,10 @@ class RealmEnv(CrabEnv):
     def _draw_instance(self) -> Any:
         if self.instance_source is None:
             raise NotImplementedError(f"{type(self).__name__} sets no instance_source")
-        return self.instance_source.draw(self._generator, self.np_random)
+        inst = self.instance_source.draw(self._generator, self.np_random)
+        if callable(self._generator):  # a user's generator promises no shape: check it fits the spaces
+            self._check_fits(inst)
+        return inst
 
     # ------------------------------------------------------------------ optimality
     @abstractmethod

@@ -1,12 +1,18 @@
 """Where a REALM env's instances come from: its ``instance`` argument (a shipped name, a file,
-a mapping or an instance object) or a seeded ``generator`` that draws a fresh instance on
-every reset.
+a mapping or an instance object) or its ``generator`` argument, which draws a fresh instance
+on every reset.
 
-A family whose shipped instances are files ``<prefix>_<size>_<k>.json``
-(:class:`~crab_gym.envs.realm.common.instance_files.InstanceFiles`) and whose generator is
-``generate(size, seed, name=None, **counts)`` declares one :class:`InstanceSource`. Its env's
-constructor and its instance hooks (``_load_instance``, ``_draw_instance``) then take one
-line each, and every family checks and explains the two arguments in the same words.
+Every env declares one :class:`InstanceSource` (``instance_source``); its constructor starts
+with ``self._generator, inst = self.instance_source.start(instance, generator)`` and the base
+(:class:`~crab_gym.envs.realm.common.env.RealmEnv`) loads and draws through it at reset, so
+``instance=`` reaches the problem's ``load`` role in the same few calls in every family and
+both arguments are checked and explained in the same words.
+
+``generator`` is the family's options (a dict of counts, ...; :class:`SizedGenerator` checks
+and draws them) or, as in Jumanji and rl4co, the user's own generator: any callable
+``generator(rng) -> instance`` (a function, or an object with ``__call__``), given a
+``numpy.random.Generator`` seeded from the env's ``np_random``. What it returns is loaded
+like ``instance=`` (an instance object, a mapping, a name or a path).
 """
 
 from __future__ import annotations
@@ -14,14 +20,25 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from crab_gym.envs.realm.common.env import InstanceKind, check_option_keys, draw_seed
 from crab_gym.envs.realm.common.instance_files import InstanceFiles
 from crab_gym.envs.realm.common.shipping import SHIPPED_COUNTS
+
+
+class FamilyGenerator(Protocol):
+    """A family's ``generator`` options: checked (``options``) and drawn (``draw``)."""
+
+    def options(self, generator: Any) -> Any | None:
+        """The checked ``generator`` argument (None: no generator); raises TypeError or
+        ValueError naming what is accepted."""
+
+    def draw(self, options: Any, rng: np.random.Generator | int) -> Any:
+        """An instance of ``options``: ``rng`` is the env's ``np_random`` at a reset, the seed 0
+        for the env's first instance."""
 
 
 @dataclass(frozen=True)
@@ -33,12 +50,14 @@ class SizedGenerator:
         generate: ``generate(size, seed, name=None, **counts)`` -> an instance.
         example: the counts of an example ``generator`` dict, in the order the error messages
             list them. Every count is required and an int >= 1.
+        prefix: drawn instances are named ``<prefix>_generated_<seed>`` (``"p3"``).
         shorthand: what an int ``generator`` counts, in words (``"targets"``: ``generator=5``
             means ``{"n_targets": 5}``); ``""`` when only a dict is accepted.
     """
 
     generate: Callable[..., Any]
     example: Mapping[str, int]
+    prefix: str
     shorthand: str = ""
 
     @property
@@ -62,11 +81,11 @@ class SizedGenerator:
         elif self.shorthand and isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
             opts = {"size": "small", counts[0]: int(generator)}
         else:
-            number = f"the number of {self.shorthand} (an int) or " if self.shorthand else ""
+            number = f"the number of {self.shorthand} (an int), " if self.shorthand else ""
             example = json.dumps({**self.example, "size": "small"})
             raise TypeError(
-                f"generator must be {number}a dict like {example} (keys: {', '.join(self.keys)}); "
-                f"got {type(generator).__name__} {generator!r}"
+                f"generator must be {number}a dict like {example} (keys: {', '.join(self.keys)}) "
+                f"or a callable (rng) -> instance; got {type(generator).__name__} {generator!r}"
             )
         for key in counts:
             if key not in opts or int(opts[key]) < 1:
@@ -74,10 +93,35 @@ class SizedGenerator:
             opts[key] = int(opts[key])
         return opts
 
-    def __call__(self, options: Mapping[str, Any], seed: int, name: str | None = None) -> Any:
-        """The instance the checked ``options`` give with ``seed``."""
+    def draw(self, options: Mapping[str, Any], rng: np.random.Generator | int) -> Any:
+        """The instance of ``options``: for the seed 0, the one ``generate(size, seed=0)`` gives
+        (the env's first); from the env's ``np_random``, a fresh seed's, named after it."""
         counts = {k: options[k] for k in self.example}
-        return self.generate(options["size"], seed, name=name, **counts)
+        if isinstance(rng, int):
+            return self.generate(options["size"], rng, name=None, **counts)
+        seed = draw_seed(rng)
+        return self.generate(options["size"], seed, name=f"{self.prefix}_generated_{seed}", **counts)
+
+
+def files_kind(files: InstanceFiles, examples: tuple[str, ...] = ()) -> InstanceKind:
+    """What ``instance`` accepts in a family whose shipped instances are
+    :class:`InstanceFiles`; ``examples`` (default: the first of each size class but the last,
+    and the last one shipped: ``p1_small_00, p1_medium_00, p1_large_05``) are shown when it is
+    wrong."""
+    problem = files.problem
+    prefix, sizes = problem.lower(), list(SHIPPED_COUNTS)
+    examples = examples or (
+        *(f"{prefix}_{size}_00" for size in sizes[:-1]),
+        f"{prefix}_{sizes[-1]}_{SHIPPED_COUNTS[sizes[-1]] - 1:02d}",
+    )
+    return InstanceKind(
+        problem=problem,
+        types=(files.model,),
+        names=files.names,
+        list_all=f"crab_gym.datasets.list_instances({problem!r})",
+        examples=examples,
+        files=f"a path to a JSON file (crab_gym's {problem} format or an upstream REALM-Bench {problem} file)",
+    )
 
 
 @dataclass(frozen=True)
@@ -85,89 +129,43 @@ class InstanceSource:
     """An env's ``instance`` and ``generator`` arguments, checked, loaded and drawn.
 
     Attributes:
-        files: the problem's instance files (shipped names, loader of JSON and upstream files).
-        generator: the problem's seeded generator.
-        examples: shipped names shown when ``instance`` is wrong; by default the first of each
-            size class but the last, and the last one shipped (``p1_small_00, p1_medium_00,
-            p1_large_05``).
-    """
-
-    files: InstanceFiles
-    generator: SizedGenerator
-    examples: tuple[str, ...] = ()
-
-    @cached_property
-    def kind(self) -> InstanceKind:
-        """What ``instance`` accepts, to check it and to explain a wrong one."""
-        problem = self.files.problem
-        prefix, sizes = problem.lower(), list(SHIPPED_COUNTS)
-        examples = self.examples or (
-            *(f"{prefix}_{size}_00" for size in sizes[:-1]),
-            f"{prefix}_{sizes[-1]}_{SHIPPED_COUNTS[sizes[-1]] - 1:02d}",
-        )
-        return InstanceKind(
-            problem=problem,
-            types=(self.files.model,),
-            names=self.files.names,
-            list_all=f"crab_gym.datasets.list_instances({problem!r})",
-            examples=examples,
-            files=f"a path to a JSON file (crab_gym's {problem} format or an upstream REALM-Bench {problem} file)",
-        )
-
-    def start(self, instance: Any, generator: Any) -> tuple[dict[str, Any] | None, Any]:
-        """The env's generator options (None: no generator) and its first instance: the
-        generator's draw with seed 0 when there is a generator (``instance`` is then
-        ignored), else ``instance`` loaded."""
-        options = self.generator.options(generator)
-        if options is not None:
-            return options, self.generator(options, 0)
-        return None, self.load(instance)
-
-    def load(self, spec: Any) -> Any:
-        """The instance ``spec`` names (checked: a wrong one is explained)."""
-        return self.kind.load(spec, self.files.load)
-
-    def draw(self, options: Mapping[str, Any], rng: np.random.Generator) -> Any:
-        """A fresh instance from the generator, seeded by the env's ``np_random``."""
-        seed = draw_seed(rng)
-        return self.generator(options, seed, name=f"{self.files.problem.lower()}_generated_{seed}")
-
-
-@dataclass(frozen=True)
-class KindSource:
-    """An env's ``instance`` and ``generator`` arguments for a family whose instances load
-    through its own loader (not :class:`InstanceFiles`): the same three calls as
-    :class:`InstanceSource` (``start``, ``load``, ``draw``), so every env wires its instances
-    one way. Drawn instances are named ``<prefix>_generated_<seed>`` (the first one too).
-
-    Attributes:
         kind: what ``instance`` accepts (checked, and explained when wrong).
-        loader: ``loader(spec) -> instance`` for what ``kind`` accepts.
-        generator: the family's seeded generator.
-        prefix: the drawn instances' name prefix (``"p3"``).
+        loader: the problem's ``load`` role (``load(spec) -> instance``, the one its ProblemSpec
+            names and ``crab_gym.datasets.load_instance`` calls).
+        generator: the family's ``generator`` options (a :class:`FamilyGenerator`).
+        default: the instance an env given ``instance=None`` starts with.
     """
 
     kind: InstanceKind
     loader: Callable[[Any], Any]
-    generator: SizedGenerator
-    prefix: str
+    generator: FamilyGenerator
+    default: Any = None
 
-    def start(self, instance: Any, generator: Any) -> tuple[dict[str, Any] | None, Any]:
-        """The env's generator options (None: no generator) and its first instance: the
-        generator's draw with seed 0 when there is a generator, else ``instance`` loaded."""
-        options = self.generator.options(generator)
+    def start(self, instance: Any, generator: Any) -> tuple[Any, Any]:
+        """The env's generator (the checked options or the user's callable; None: none) and
+        its first instance: the generator's draw with seed 0 when there is a generator
+        (``instance`` is then ignored), else ``instance`` loaded."""
+        options = self.options(generator)
         if options is not None:
-            return options, self.generated(options, 0)
-        return None, self.load(instance)
+            return options, self.draw(options, 0)
+        return None, self.load(self.default if instance is None else instance)
+
+    def options(self, generator: Any) -> Any | None:
+        """The checked ``generator`` argument: the user's callable as it is, else the family's
+        options (None: no generator)."""
+        if callable(generator):
+            return generator
+        return self.generator.options(generator)
 
     def load(self, spec: Any) -> Any:
         """The instance ``spec`` names (checked: a wrong one is explained)."""
         return self.kind.load(spec, self.loader)
 
-    def draw(self, options: Mapping[str, Any], rng: np.random.Generator) -> Any:
-        """A fresh instance from the generator, seeded by the env's ``np_random``."""
-        return self.generated(options, draw_seed(rng))
-
-    def generated(self, options: Mapping[str, Any], seed: int) -> Any:
-        """The generator's instance for ``seed``, named after it."""
-        return self.generator(options, seed, name=f"{self.prefix}_generated_{seed}")
+    def draw(self, options: Any, rng: np.random.Generator | int) -> Any:
+        """A fresh instance from the generator, seeded by the env's ``np_random`` (or the seed
+        0 for the first instance). A user's callable is given its own ``numpy`` generator,
+        seeded from ``rng``, and what it returns is loaded as ``instance=`` would be."""
+        if callable(options):
+            seed = rng if isinstance(rng, int) else draw_seed(rng)
+            return self.load(options(np.random.default_rng(seed)))
+        return self.generator.draw(options, rng)

@@ -6,6 +6,7 @@ built inside a function with ``Literal`` types that pydantic must resolve.
 """
 
 import operator
+from collections.abc import Callable
 from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,15 +20,14 @@ from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init, hhmm
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import NOT_APPLICABLE, normalised_optimality
 from crab_gym.envs.realm.disaster_relief.adaptation import adaptive_reference, online_reference
-from crab_gym.envs.realm.disaster_relief.check import check
-from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check_plan, normal_trip
+from crab_gym.envs.realm.disaster_relief.checker import PlanShapeError, ReliefCheck, check, check_plan, normal_trip
 from crab_gym.envs.realm.disaster_relief.coordination import coordination
 from crab_gym.envs.realm.disaster_relief.disruptions import DISRUPTION_KINDS, on_grid, parse_disruption
-from crab_gym.envs.realm.disaster_relief.formats import FILES
+from crab_gym.envs.realm.disaster_relief.formats import FILES, load_p7
 from crab_gym.envs.realm.disaster_relief.generator import generate_p7
 from crab_gym.envs.realm.disaster_relief.model import RESOURCES, P7Instance, WeatherEvent
 from crab_gym.envs.realm.disaster_relief.references import reference_p7, solo_reference
@@ -41,7 +41,8 @@ MAX_MINUTE = 4 * 24 * 60
 MAX_UNITS = 1_000_000
 
 #: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn instances.
-SOURCE = InstanceSource(FILES, SizedGenerator(generate_p7, {"n_regions": 3, "n_vehicles": 2}))
+SOURCE = InstanceSource(files_kind(FILES), load_p7, SizedGenerator(generate_p7, {"n_regions": 3, "n_vehicles": 2}, "p7"),
+                        DEFAULT_INSTANCE)
 
 
 def _make_actions(inst: P7Instance, max_load: int) -> list[Action]:
@@ -238,7 +239,7 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | `instance` | `"p7_small_00"` | a shipped name (`p7_small_00` ... `p7_large_05`), a path to a JSON file (crab_gym's P7 format or an upstream REALM-Bench P7 file), a mapping, or a `P7Instance` |
-    | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk |
+    | `generator` | `None` | `{"n_regions": 3, "n_vehicles": 2, "size": "small"}`: a fresh instance on every reset; overrides `instance`. A drawn instance's reference (which sets the sub-goals) is solved at its reset, with the size's budget, and cached on disk; or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `adaptation_reference` | `"deferred"` | `"deferred"` (default): the same re-solve, run by `finish_metrics()` after the episode (the evaluation runner calls it; the last `info["metrics"]` says `adaptation_pending`), never inside `step()`; `"resolve"`: the re-solve from the episode's own state, inside the last `step()` (CP-SAT at the end of the episode); `"oracle"`: the reference's value (no solver at the end) |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
     | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()` (its reference, which sets the sub-goals, is looked up at reset; the solo baseline waits); `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
@@ -269,11 +270,11 @@ class DisasterReliefEnv(DisruptedRealmEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | P7Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        self, instance: str | Path | dict | P7Instance = DEFAULT_INSTANCE, *, generator: dict | Callable[..., Any] | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self._init_disruptions(adaptation_reference)
-        self._generator, inst = SOURCE.start(instance, generator)
+        self._generator, inst = self.instance_source.start(instance, generator)
         self._max_load = max([MAX_UNITS // 100] + [v.capacity for v in inst.vehicles])
         super().__init__(_make_actions(inst, self._max_load), **options)
         V, R, K = len(inst.vehicles), len(inst.regions), len(RESOURCES)

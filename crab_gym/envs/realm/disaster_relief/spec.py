@@ -14,7 +14,7 @@ P7_SPLITS = Splits(
 P7 = ProblemSpec(
     problem="P7", title="disaster relief", package=__package__,
     env="env:DisasterReliefEnv", names="formats:shipped_p7_names", load="formats:load_p7",
-    generate="generator:generate_p7", check="check:check", reference="references:reference_p7", viewer="render:VIEWER",
+    generate="generator:generate_p7", check="checker:check", reference="references:reference_p7", viewer="render:VIEWER",
     upstream="formats:from_upstream_p7", upstream_keys=("regions", "resources"),
     upstream_marks=("resources",),
     heuristics=(NamedHeuristic("p7_greedy", "heuristics:GreedyReliefPolicy",

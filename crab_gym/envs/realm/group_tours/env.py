@@ -7,6 +7,7 @@ built inside a function with ``Literal``/``Annotated`` types that pydantic must 
 """
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,11 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, goal_graph, hhmm
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.group_tours.check import check
+from crab_gym.envs.realm.group_tours.checker import check
 from crab_gym.envs.realm.group_tours.coordination import guide_coordination, reported_coordination
-from crab_gym.envs.realm.group_tours.formats import FILES
+from crab_gym.envs.realm.group_tours.formats import FILES, load_p2
 from crab_gym.envs.realm.group_tours.generator import generate_p2
 from crab_gym.envs.realm.group_tours.model import P2Instance
 from crab_gym.envs.realm.group_tours.references import reference_p2
@@ -32,7 +33,8 @@ from crab_gym.envs.realm.group_tours.sim import Schedule
 DEFAULT_INSTANCE = "p2_small_00"
 
 #: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn instances.
-SOURCE = InstanceSource(FILES, SizedGenerator(generate_p2, {"n_groups": 6, "n_guides": 3}))
+SOURCE = InstanceSource(files_kind(FILES), load_p2, SizedGenerator(generate_p2, {"n_groups": 6, "n_guides": 3}, "p2"),
+                        DEFAULT_INSTANCE)
 
 
 def _plan_model(instance: P2Instance) -> type[BaseModel]:
@@ -189,7 +191,7 @@ class GroupToursEnv(RealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | `instance` | `"p2_small_00"` | a shipped name (`p2_small_00` ... `p2_large_05`; all: `crab_gym.datasets.list_instances("P2")`), a path to a JSON file (crab_gym's P2 format or an upstream REALM-Bench P2 file), a mapping, or a `P2Instance` |
-    | `generator` | `None` | draw a fresh instance on every reset: `{"n_groups": g, "n_guides": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk |
+    | `generator` | `None` | draw a fresh instance on every reset: `{"n_groups": g, "n_guides": k, "size": "small"}`; overrides `instance`. A drawn instance's reference is solved when first needed (at the end of its first episode) and cached on disk; or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
     | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` (text) or `"rgb_array"` (a timeline per guide) |
@@ -217,10 +219,10 @@ class GroupToursEnv(RealmEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | P2Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        self, instance: str | Path | dict | P2Instance = DEFAULT_INSTANCE, *, generator: dict | Callable[..., Any] | None = None,
         **options: Any,
     ) -> None:
-        self._generator, inst = SOURCE.start(instance, generator)
+        self._generator, inst = self.instance_source.start(instance, generator)
         super().__init__(_make_actions(inst), **options)  # reference, render_mode and the reward weights
         G, K = len(inst.groups), len(inst.guides)
         self._size_bound = float(max(100, max(x.size for x in inst.groups), inst.max_group_size))

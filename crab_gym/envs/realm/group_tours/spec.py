@@ -14,7 +14,7 @@ P2_SPLITS = Splits(
 P2 = ProblemSpec(
     problem="P2", title="multi-group campus tours", package=__package__,
     env="env:GroupToursEnv", names="formats:shipped_p2_names", load="formats:load_p2",
-    generate="generator:generate_p2", check="check:check", reference="references:reference_p2", viewer="render:VIEWER",
+    generate="generator:generate_p2", check="checker:check", reference="references:reference_p2", viewer="render:VIEWER",
     upstream="formats:from_upstream_p2", upstream_keys=("visitor_groups", "tour_guides"),
     upstream_marks=("visitor_groups", "tour_guides"),
     heuristics=(NamedHeuristic("p2_earliest_start", "heuristics:EarliestStartPolicy",

@@ -12,6 +12,7 @@ signatures are built inside a function with ``Annotated`` bounds that pydantic m
 """
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,8 +26,7 @@ from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.viewer import Viewer
-from crab_gym.envs.realm.jobshop.check import check
-from crab_gym.envs.realm.jobshop.checker import constraint_satisfaction
+from crab_gym.envs.realm.jobshop.checker import check, constraint_satisfaction
 from crab_gym.envs.realm.jobshop.constructed import constructed_reference
 from crab_gym.envs.realm.jobshop.fast_dispatch import dispatched_job
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
@@ -189,7 +189,7 @@ class JobShopEnv(RealmEnv):
     | parameter | type | default | description |
     |---|---|---|---|
     | `instance` | `str`, path or `JSSPInstance` | `"ft06"` | a shipped instance name (`"ta01"`; case and zero padding do not matter), a file in the standard, Taillard or JSON form, or an instance object |
-    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high", "construction"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards); `"construction": "bound_tight"` draws instances whose optimum is known by construction instead (reference `OPTIMAL_BY_CONSTRUCTION`, with its plan, no solver; needs `n_jobs >= n_machines`) |
+    | `generator` | `(n_jobs, n_machines)` or `{"n_jobs", "n_machines", "low", "high", "construction"}` | `None` | draw a fresh instance with Taillard's scheme (durations in `low..high`, default 1..99) on every reset; overrides `instance`; its reference is the solver's value (see Rewards); `"construction": "bound_tight"` draws instances whose optimum is known by construction instead (reference `OPTIMAL_BY_CONSTRUCTION`, with its plan, no solver; needs `n_jobs >= n_machines`); or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `reference` | `float` or `"bound"` | `None` | a known makespan to score against instead of the best known; `"bound"`: an instance with no best known value is scored against its lower bound, without a solver (for training on `generator=`) |
     | `reference_solve` | `"deferred"` or `"inline"` | `"deferred"` | `"deferred"`: an instance with no best known value (a generated one) is not solved inside `step()` or `reset()`: the reward measures against its lower bound, the metrics say `optimality_pending` and `finish_metrics()` (the evaluation runner calls it) solves it; `deferred_reward()` then gives the rest of the optimality term, and the runner adds it to the return (0 with `reward_mode="makespan"`); `"inline"`: solved at the episode's end, inside `step()` |
     | `reward_mode` | `"default"` or `"makespan"` | `"default"` | see Rewards |
@@ -227,7 +227,7 @@ class JobShopEnv(RealmEnv):
         self,
         instance: str | Path | JSSPInstance = DEFAULT_INSTANCE,
         *,
-        generator: tuple[int, int] | dict[str, int] | None = None,
+        generator: tuple[int, int] | dict[str, int] | Callable[..., Any] | None = None,
         reference: float | Literal["bound"] | None = None,
         reward_mode: RewardMode = "default",
         reference_solve: Literal["deferred", "inline"] = "deferred",
@@ -241,10 +241,10 @@ class JobShopEnv(RealmEnv):
             raise ValueError(f"reward_mode must be 'default' or 'makespan', got {reward_mode!r}")
         self.reward_mode = reward_mode
         self._bound_only = check_reference_option(reference)
-        self._generator, inst = SOURCE.start(instance, generator)
-        if self._generator is not None:
+        self._generator, inst = self.instance_source.start(instance, generator)
+        if isinstance(self._generator, dict):  # the family's generator: its durations' bound
             max_p = self._generator["high"]
-        else:
+        else:  # an instance or a user's generator: its first instance's (a later draw above it is refused)
             max_p = max(99, max(max(r) for r in inst.durations))
         super().__init__(
             _make_actions(inst.n_jobs), reference=None if self._bound_only else reference,

@@ -8,7 +8,7 @@ found in 10 s on 2 workers is not the same claim as a proven optimum.
 
 A result's ``plan`` is ``{"sequence": [[job, ...] per machine]}`` (the ``submit_plan``
 shape) and its ``cost`` the makespan of that plan's semi-active schedule, as
-:func:`~crab_gym.envs.realm.jobshop.check.check` prices it: never more than CP-SAT's own
+:func:`~crab_gym.envs.realm.jobshop.checker.check` prices it: never more than CP-SAT's own
 makespan (``detail["solver_makespan"]``), the same when the schedule is proven optimal.
 ``bound`` is the proven lower bound (the trivial one when nothing was found); ``detail``
 also holds CP-SAT's ``starts`` (``starts[j][k]``: operation k of job j) and the

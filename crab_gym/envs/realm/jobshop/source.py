@@ -1,6 +1,7 @@
 """Where P11's instances come from: the ``instance`` argument (a library name such as
 ``ft06``, an instance file, an instance) or a seeded ``generator`` of random instances that
-draws a fresh one on every reset. The env and the native vector env read the same source."""
+draws a fresh one on every reset. The env and the native vector env read the same source,
+:data:`SOURCE`."""
 
 from __future__ import annotations
 
@@ -10,21 +11,12 @@ from typing import Any
 import numpy as np
 
 from crab_gym.envs.realm.common.env import InstanceKind, check_option_keys, draw_seed
+from crab_gym.envs.realm.common.instance_source import InstanceSource
 from crab_gym.envs.realm.jobshop.constructed import BOUND_TIGHT, draw_constructed
 from crab_gym.envs.realm.jobshop.generator import random_instance
 from crab_gym.envs.realm.jobshop.library import list_jssp_instances, load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 
-#: What ``instance`` accepts (checked, and explained when wrong).
-INSTANCE_KIND = InstanceKind(
-    problem="JSSP",
-    types=(JSSPInstance,),
-    names=list_jssp_instances,
-    list_all="crab_gym.datasets.list_instances('P11')",
-    examples=("ft06", "la01", "ta01"),
-    files="a path to an instance file (standard, Taillard or JSON form)",
-    mappings=False,
-)
 #: Keys of a ``generator`` dict (``n_jobs`` and ``n_machines`` are required).
 GENERATOR_KEYS = ("n_jobs", "n_machines", "low", "high", "construction")
 
@@ -48,8 +40,9 @@ def generator_options(generator: Any) -> dict[str, int] | None:
         opts = {"n_jobs": n_jobs, "n_machines": n_machines, "low": 1, "high": 99}
     else:
         raise TypeError(
-            'generator must be (n_jobs, n_machines) or a dict like {"n_jobs": 6, "n_machines": 6} '
-            f"(keys: {', '.join(GENERATOR_KEYS)}); got {type(generator).__name__} {generator!r}"
+            'generator must be (n_jobs, n_machines), a dict like {"n_jobs": 6, "n_machines": 6} '
+            f"(keys: {', '.join(GENERATOR_KEYS)}) or a callable (rng) -> instance; "
+            f"got {type(generator).__name__} {generator!r}"
         )
     opts = {k: int(v) for k, v in opts.items()}
     if opts["n_jobs"] < 1 or opts["n_machines"] < 1 or not 0 <= opts["low"] <= opts["high"]:
@@ -58,21 +51,13 @@ def generator_options(generator: Any) -> dict[str, int] | None:
 
 
 @dataclass(frozen=True)
-class JobShopSource:
-    """The ``instance`` and ``generator`` arguments of a job-shop env, checked, loaded and
-    drawn (the same three calls as :class:`~crab_gym.envs.realm.common.instance_source.InstanceSource`)."""
+class JobShopGenerator:
+    """The ``generator`` options of a job-shop env: ``(n_jobs, n_machines)`` or a dict, drawn
+    with Taillard's scheme (or bound-tight, optimum known by construction)."""
 
-    def start(self, instance: Any, generator: Any) -> tuple[dict[str, int] | None, JSSPInstance]:
-        """The checked generator options (None: none) and the first instance: the generator's
-        draw with seed 0 when there is a generator (``instance`` is then ignored)."""
-        options = generator_options(generator)
-        if options is not None:
-            return options, self.draw(options, 0)
-        return None, self.load(instance)
-
-    def load(self, spec: Any) -> JSSPInstance:
-        """The instance ``spec`` names (checked: a wrong one is explained)."""
-        return INSTANCE_KIND.load(spec, load_jssp_instance)
+    def options(self, generator: Any) -> dict[str, int] | None:
+        """The checked ``generator`` argument (:func:`generator_options`)."""
+        return generator_options(generator)
 
     def draw(self, options: dict[str, int], rng: np.random.Generator | int) -> JSSPInstance:
         """A random instance of the options' size, from ``rng`` (the env's ``np_random``)."""
@@ -81,4 +66,17 @@ class JobShopSource:
         return random_instance(options["n_jobs"], options["n_machines"], rng, low=options["low"], high=options["high"])
 
 
-SOURCE = JobShopSource()
+#: Where a job-shop env's instances come from (``instance=``, ``generator=``).
+SOURCE = InstanceSource(
+    InstanceKind(
+        problem="JSSP",
+        types=(JSSPInstance,),
+        names=list_jssp_instances,
+        list_all="crab_gym.datasets.list_instances('P11')",
+        examples=("ft06", "la01", "ta01"),
+        files="a path to an instance file (standard, Taillard or JSON form)",
+        mappings=False,
+    ),
+    load_jssp_instance,
+    JobShopGenerator(),
+)

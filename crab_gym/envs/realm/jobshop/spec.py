@@ -34,7 +34,7 @@ P11_SPLITS = Splits(
 P11 = ProblemSpec(
     problem="P11", title="job-shop scheduling", package=__package__,
     env="env:JobShopEnv", names="library:list_jssp_instances", load="library:load_jssp_instance",
-    generate="generator:generate_p11", check="check:check", reference="references:yardstick", viewer="render:VIEWER",
+    generate="generator:generate_p11", check="checker:check", reference="references:yardstick", viewer="render:VIEWER",
     vector_env="vector_env:JobShopVectorEnv",
     heuristics=tuple(
         NamedHeuristic(name.lower(), f"heuristics:{name}", f"{name} dispatching rule: {what}",

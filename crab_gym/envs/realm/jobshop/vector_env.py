@@ -24,10 +24,9 @@ from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.references import optimality_ratio
 from crab_gym.envs.realm.jobshop.env import DEFAULT_INSTANCE, check_reference_option, observation_space_for
 from crab_gym.envs.realm.jobshop.generator import random_instance
-from crab_gym.envs.realm.jobshop.library import load_jssp_instance
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.references import yardstick
-from crab_gym.envs.realm.jobshop.source import INSTANCE_KIND, generator_options
+from crab_gym.envs.realm.jobshop.source import SOURCE, generator_options
 from crab_gym.envs.realm.jobshop.vector_sim import JobShopBatch
 
 try:  # Gymnasium >= 1.1 names the autoreset modes; 1.0 always resets on the next step
@@ -157,7 +156,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
     def _load_all(self, instance: InstanceSpec | Sequence[InstanceSpec]) -> list[JSSPInstance]:
         """One loaded instance per env (a single spec is loaded once and shared)."""
         if isinstance(instance, (str, Path, JSSPInstance)):
-            return [INSTANCE_KIND.load(instance, load_jssp_instance)] * self.num_envs
+            return [SOURCE.load(instance)] * self.num_envs
         specs = list(instance)
         if len(specs) != self.num_envs:
             raise ValueError(f"instance: got {len(specs)} instances for {self.num_envs} envs")
@@ -166,7 +165,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
         for spec in specs:
             key = id(spec)  # the same object given twice is loaded once
             if key not in loaded:
-                loaded[key] = INSTANCE_KIND.load(spec, load_jssp_instance)
+                loaded[key] = SOURCE.load(spec)
             out.append(loaded[key])
         return out
 
@@ -231,7 +230,7 @@ class JobShopVectorEnv(gym.vector.VectorEnv):
             specs = [new_instance] * len(rows) if isinstance(new_instance, (str, Path, JSSPInstance)) else list(new_instance)
             if len(specs) != len(rows):
                 raise ValueError(f"instance: got {len(specs)} instances for {len(rows)} envs to reset")
-            fresh = [INSTANCE_KIND.load(s, load_jssp_instance) for s in specs]
+            fresh = [SOURCE.load(s) for s in specs]
             for inst in fresh:
                 if max(max(r) for r in inst.durations) > self._max_p:
                     raise ValueError(f"instance {inst.name} has durations above this env's bound {self._max_p}")

@@ -27,9 +27,9 @@ from crab_gym.envs.realm.common.fleet.env import (
     unfit_error,
     vehicle_and_stop_types,
 )
-from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.ridesharing.check import check
+from crab_gym.envs.realm.ridesharing.checker import check
 from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
 from crab_gym.envs.realm.ridesharing.formats import load_p3, shipped_p3_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
@@ -45,10 +45,6 @@ __all__ = ["MAX_CAPACITY", "MAX_MINUTE", "MAX_TRAVEL", "RideSharingEnv", "instan
 #: Upper bound of the vehicle capacities in the observation (at least).
 MAX_CAPACITY = 1000
 
-#: The ``generator`` argument: every count of the drawn instances, and a size class.
-GENERATOR = SizedGenerator(generate_p3, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
-
-
 def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
     """What the ``instance`` argument of the P3 or P4 env accepts (checked, and explained
     when wrong): shipped ``p3_*``/``p4_*`` names, crab_gym or upstream files, instances."""
@@ -56,9 +52,11 @@ def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Seq
     return fleet_instance_kind(problem, types, names, ("01", "01", "05"), files)
 
 
-INSTANCE_KIND = instance_kind("P3", (P3Instance,), shipped_p3_names)
-#: Where the env's instances come from (``instance=``, ``generator=``).
-SOURCE = KindSource(INSTANCE_KIND, load_p3, GENERATOR, "p3")
+#: Where the env's instances come from (``instance=``; ``generator=``: every count of the drawn
+#: instances, and a size class).
+SOURCE = InstanceSource(instance_kind("P3", (P3Instance,), shipped_p3_names), load_p3,
+                        SizedGenerator(generate_p3, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8}, "p3"),
+                        DEFAULT_INSTANCE)
 
 
 def _dispatch(vehicle: str, stop: str, env: Any) -> None:
@@ -170,7 +168,7 @@ class RideSharingEnv(FleetEnv):
     | argument | meaning |
     |---|---|
     | ``instance`` | a shipped name (``"p3_small_01"`` ... ``"p3_large_05"``; default ``"p3_small_01"``), a path to a JSON file (crab_gym's or a user's own upstream REALM-Bench P3/P4 file), a mapping, or a ``P3Instance`` |
-    | ``generator`` | draw a fresh instance of a fixed shape on every ``reset(seed=...)``: ``{"n_requests": 5, "n_vehicles": 2, "n_locations": 8, "size": "small"}`` (every count required: requests and vehicles >= 1, places 2..25; ``size``, default ``"small"``, is the size class the instances are labelled with: it sets the oracle's time budget and, in P4, how many disruptions strike and over what span). Overrides ``instance``; references of drawn instances are solved at the end of an episode and cached on disk |
+    | ``generator`` | draw a fresh instance of a fixed shape on every ``reset(seed=...)``: ``{"n_requests": 5, "n_vehicles": 2, "n_locations": 8, "size": "small"}`` (every count required: requests and vehicles >= 1, places 2..25; ``size``, default ``"small"``, is the size class the instances are labelled with: it sets the oracle's time budget and, in P4, how many disruptions strike and over what span). Overrides ``instance``; references of drawn instances are solved at the end of an episode and cached on disk; or your own callable ``generator(rng) -> instance`` (as in Jumanji), whose draws must fit the env's spaces |
     | ``reference`` | a known reference cost to use instead of the shipped, cached or solved one |
     | ``reference_solve`` | ``"deferred"`` (default): an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; until then the metrics say ``optimality_pending`` and the last reward's optimality term is 0: ``deferred_reward()`` gives that term after the episode, and the runner adds it to the return); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``"ansi"`` (text) or ``"rgb_array"`` (a 480 x 360 map) |
@@ -197,9 +195,11 @@ class RideSharingEnv(FleetEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | P3Instance | None = None, *, generator: dict | None = None, **options: Any
+        self, instance: str | Path | dict | P3Instance | None = None, *,
+        generator: dict | Callable[..., Any] | None = None, **options: Any,
     ) -> None:
-        inst = self._fleet_instance(instance, generator, DEFAULT_INSTANCE)
+        self._generator, inst = self.instance_source.start(instance, generator)
+        self._name_fleet(inst)
         self._max_load = sum(r.passengers for r in inst.requests)
         self._max_capacity = max([MAX_CAPACITY] + [v.capacity for v in inst.vehicles])
         super().__init__(self._make_actions(inst), **options)  # reference, render_mode, reward weights

@@ -8,12 +8,13 @@ the disruption protocol of :mod:`crab_gym.envs.realm.common.disruptions`, which 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
-from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.ridesharing.adaptation import adaptation_score, trivial_cost, yardstick_start
 from crab_gym.envs.realm.ridesharing.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
@@ -26,14 +27,11 @@ from crab_gym.envs.realm.ridesharing.sim import RideSim
 
 DEFAULT_INSTANCE = "p4_small_01"
 
-#: What ``instance`` accepts (checked, and explained when wrong); a P3 instance runs
-#: without disruptions.
-INSTANCE_KIND = instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names)
-
-#: The ``generator`` argument, as Realm-P3-v0's, drawing P4 instances (disruptions included).
-GENERATOR = SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8})
-#: Where the env's instances come from (``instance=``, ``generator=``).
-SOURCE = KindSource(INSTANCE_KIND, load_p4, GENERATOR, "p4")
+#: Where the env's instances come from: ``instance=`` (a P3 instance runs without
+#: disruptions) and ``generator=``, as Realm-P3-v0's, drawing P4 instances (disruptions included).
+SOURCE = InstanceSource(instance_kind("P4", (P4Instance, P3Instance), shipped_p4_names), load_p4,
+                        SizedGenerator(generate_p4, {"n_requests": 5, "n_vehicles": 2, "n_locations": 8}, "p4"),
+                        DEFAULT_INSTANCE)
 
 
 class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
@@ -158,12 +156,12 @@ class RideSharingDisruptionEnv(FleetDisruptionMixin, RideSharingEnv):
         self,
         instance: str | Path | dict | P3Instance | None = None,
         *,
-        generator: dict | None = None,
+        generator: dict | Callable[..., Any] | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
         self._init_disruptions(adaptation_reference)
-        super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
+        super().__init__(instance, generator=generator, **options)
 
     # ================================================================== disruptions
     def _disruption_window(self) -> tuple[int, int]:

@@ -17,7 +17,7 @@ P3_SPLITS = Splits(
 P3 = ProblemSpec(
     problem="P3", title="urban ride-sharing", package=__package__,
     env="env:RideSharingEnv", names="formats:shipped_p3_names", load="formats:load_p3",
-    generate="generator:generate_p3", check="check:check", reference="references:p3_reference", viewer="render:VIEWER",
+    generate="generator:generate_p3", check="checker:check", reference="references:p3_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p3", upstream_keys=("city_map", "ride_requests"),
     upstream_marks=("city_map", "ride_requests"),
     heuristics=(GREEDY,), multiagent=True, splits=P3_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",
@@ -34,7 +34,7 @@ P4_SPLITS = Splits(
 P4 = ProblemSpec(
     problem="P4", title="ride-sharing with disruptions", package=__package__,
     env="env_disruptions:RideSharingDisruptionEnv", names="formats:shipped_p4_names", load="formats:load_p4",
-    generate="generator:generate_p4", check="check:check", reference="references:p4_reference", viewer="render:VIEWER",
+    generate="generator:generate_p4", check="checker:check", reference="references:p4_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p4", upstream_keys=("city_map", "ride_requests", "disruptions"),
     upstream_marks=("city_map", "ride_requests"),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P4_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",

@@ -6,6 +6,7 @@ built inside a function with ``Literal`` types that pydantic must resolve.
 """
 
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,14 +21,13 @@ from crab_gym.envs.realm.common.coordination import savings_share
 from crab_gym.envs.realm.common.disruption_env import DisruptedRealmEnv
 from crab_gym.envs.realm.common.disruptions import DisruptionReport, disruption_report
 from crab_gym.envs.realm.common.env import RealmEnv, checked_init
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.supply_chain import oracle
-from crab_gym.envs.realm.supply_chain.check import check
-from crab_gym.envs.realm.supply_chain.checker import check_plan
+from crab_gym.envs.realm.supply_chain.checker import check, check_plan
 from crab_gym.envs.realm.supply_chain.coordination import solo_cost
 from crab_gym.envs.realm.supply_chain.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
-from crab_gym.envs.realm.supply_chain.formats import FILES
+from crab_gym.envs.realm.supply_chain.formats import FILES, load_p10
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
 from crab_gym.envs.realm.supply_chain.model import MAX_DAYS, STAGES, Breakdown, P10Instance, Shortage
 from crab_gym.envs.realm.supply_chain.plans import DayPlan, carry_out, check_against_known, parse_plan
@@ -44,7 +44,9 @@ LEVELS: tuple[int, ...] = (1, 5, 10, 50, 100, 500)
 MAX_AMOUNT = 1e12
 
 #: The ``instance`` and ``generator`` arguments: shipped or own files, or drawn supply chains.
-SOURCE = InstanceSource(FILES, SizedGenerator(generate_p10, {"n_components": 2, "n_suppliers": 2, "n_days": 8}))
+SOURCE = InstanceSource(files_kind(FILES), load_p10,
+                        SizedGenerator(generate_p10, {"n_components": 2, "n_suppliers": 2, "n_days": 8}, "p10"),
+                        DEFAULT_INSTANCE)
 
 
 def _amounts(values: Any) -> np.ndarray:
@@ -283,7 +285,7 @@ class SupplyChainEnv(DisruptedRealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | ``instance`` | ``"p10_small_00"`` | a shipped name (``p10_small_00`` ... ``p10_large_05``), a path to a JSON file (crab_gym's or an upstream REALM-Bench P10 file), a mapping, or a ``P10Instance`` |
-    | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}`` |
+    | ``generator`` | ``None`` | draw a fresh instance on every reset: ``{"n_components": 2, "n_suppliers": 2, "n_days": 8, "size": "small"}``; or your own callable ``generator(rng) -> instance`` (as in Jumanji), whose draws must fit the env's spaces |
     | ``adaptation_reference`` | ``"deferred"`` | ``"deferred"`` (default): the same re-solve, run by ``finish_metrics()`` after the episode (the evaluation runner calls it; the last ``info["metrics"]`` says ``adaptation_pending``), never inside ``step()``; ``"resolve"``: the better of re-solving and keeping the plan from the episode's state at its first disruption, inside the last ``step()``; ``"oracle"``: the adaptive oracle's value from day 0 (``reference.extra["adaptive_value"]``; no solve at the end) |
     | ``reference`` | ``None`` | a known reference cost instead of the shipped, cached or solved one |
     | ``reference_solve`` | ``"deferred"`` | ``"deferred"``: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; until then the metrics say ``optimality_pending`` and the last reward's optimality term is 0: ``deferred_reward()`` gives that term after the episode, and the runner adds it to the return); ``"inline"``: solved inside the last ``step()`` |
@@ -312,11 +314,11 @@ class SupplyChainEnv(DisruptedRealmEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | P10Instance = DEFAULT_INSTANCE, *, generator: dict | None = None,
+        self, instance: str | Path | dict | P10Instance = DEFAULT_INSTANCE, *, generator: dict | Callable[..., Any] | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self._init_disruptions(adaptation_reference)
-        self._generator, inst = SOURCE.start(instance, generator)
+        self._generator, inst = self.instance_source.start(instance, generator)
         self._max_quantity = max(1, 4 * max(inst.need(c) for c in range(len(inst.components))))
         super().__init__(_make_actions(inst, self._max_quantity), **options)
         C, S, T = len(inst.components), len(inst.suppliers), inst.n_days

@@ -14,7 +14,7 @@ P10_SPLITS = Splits(
 P10 = ProblemSpec(
     problem="P10", title="global supply chain", package=__package__,
     env="env:SupplyChainEnv", names="formats:shipped_p10_names", load="formats:load_p10",
-    generate="generator:generate_p10", check="check:check", reference="references:reference_p10", viewer="render:VIEWER",
+    generate="generator:generate_p10", check="checker:check", reference="references:reference_p10", viewer="render:VIEWER",
     upstream="formats:from_upstream_p10", upstream_keys=("suppliers", "facilities", "delivery_deadlines"),
     upstream_marks=("delivery_deadlines",),
     heuristics=(NamedHeuristic(

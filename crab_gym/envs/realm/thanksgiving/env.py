@@ -6,6 +6,7 @@ This module does not use ``from __future__ import annotations``: the action sign
 built inside a function with ``Literal`` types that pydantic must resolve.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -17,12 +18,11 @@ from pydantic import ConfigDict, Field, create_model
 from crab_gym.core.action import Action
 from crab_gym.core.evaluator import Evaluator, evaluator
 from crab_gym.envs.realm.common.env import DAY, RealmEnv, checked_init, clipped, goal_graph, hhmm
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.thanksgiving.check import check
-from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check_plan, landings_of
+from crab_gym.envs.realm.thanksgiving.checker import ThanksgivingCheck, check, check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.coordination import solo_cost
-from crab_gym.envs.realm.thanksgiving.formats import FILES
+from crab_gym.envs.realm.thanksgiving.formats import FILES, load_p6
 from crab_gym.envs.realm.thanksgiving.generator import generate_p6
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.references import p6_reference
@@ -35,7 +35,7 @@ DEFAULT_INSTANCE = "p6_small_00"
 GENERATOR_COUNTS = {"n_members": 4, "n_tasks": 5, "n_cars": 2}
 
 #: The ``instance`` and ``generator`` arguments of Realm-P6-v0.
-SOURCE = InstanceSource(FILES["P6"], SizedGenerator(generate_p6, GENERATOR_COUNTS))
+SOURCE = InstanceSource(files_kind(FILES["P6"]), load_p6, SizedGenerator(generate_p6, GENERATOR_COUNTS, "p6"), DEFAULT_INSTANCE)
 
 
 def _make_actions(inst: ThanksgivingInstance, env_name: str) -> list[Action]:
@@ -216,7 +216,7 @@ class ThanksgivingEnv(RealmEnv):
     | argument | default | meaning |
     |---|---|---|
     | `instance` | `"p6_small_00"` | a shipped name (`crab_gym.datasets.list_instances("P6")`), a JSON file (crab_gym's format or an upstream REALM-Bench P6 file), a mapping, or a `ThanksgivingInstance` (its delays are ignored) |
-    | `generator` | `None` | `{"n_members": 4, "n_tasks": 5, "n_cars": 2, "size": "small"}`: a fresh instance per reset; overrides `instance`; its reference is solved after the episode (see `reference_solve`) and cached |
+    | `generator` | `None` | `{"n_members": 4, "n_tasks": 5, "n_cars": 2, "size": "small"}`: a fresh instance per reset; overrides `instance`; its reference is solved after the episode (see `reference_solve`) and cached; or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `reference` | `None` | a known reference cost instead of the shipped, cached or solved one |
     | `reference_solve` | `"deferred"` | `"deferred"`: an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside `step()`; `finish_metrics()` solves it after the episode (the evaluation runner calls it; until then the metrics say `optimality_pending` and the last reward's optimality term is 0: `deferred_reward()` gives that term after the episode, and the runner adds it to the return); `"inline"`: solved inside the last `step()` |
     | `render_mode` | `None` | `"ansi"` or `"rgb_array"` (a Gantt chart of cooks, cars and the oven) |
@@ -246,7 +246,7 @@ class ThanksgivingEnv(RealmEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | ThanksgivingInstance = DEFAULT_INSTANCE, *,
-        generator: dict | None = None, **options: Any,
+        generator: dict | Callable[..., Any] | None = None, **options: Any,
     ) -> None:
         self._generator, inst = self.instance_source.start(instance, generator)
         super().__init__(_make_actions(inst, self.env_name), **options)

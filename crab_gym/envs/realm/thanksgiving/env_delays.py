@@ -7,6 +7,7 @@ a flight, named as its ``location``), which is all ``DisruptionWrapper`` relies 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -21,11 +22,11 @@ from crab_gym.envs.realm.common.disruptions import (
     disruption_report,
 )
 from crab_gym.envs.realm.common.env import checked_init, clipped, hhmm
-from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator, files_kind
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.thanksgiving.env import GENERATOR_COUNTS, ThanksgivingEnv
-from crab_gym.envs.realm.thanksgiving.formats import FILES
+from crab_gym.envs.realm.thanksgiving.formats import FILES, load_p9
 from crab_gym.envs.realm.thanksgiving.generator import generate_p9
 from crab_gym.envs.realm.thanksgiving.model import FlightDelay, ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.references import p9_reference
@@ -34,7 +35,7 @@ from crab_gym.envs.realm.thanksgiving.scoring import optimality
 
 DEFAULT_INSTANCE = "p9_small_00"
 #: The ``instance`` and ``generator`` arguments of Realm-P9-v0 (drawn instances have delays).
-SOURCE = InstanceSource(FILES["P9"], SizedGenerator(generate_p9, GENERATOR_COUNTS))
+SOURCE = InstanceSource(files_kind(FILES["P9"]), load_p9, SizedGenerator(generate_p9, GENERATOR_COUNTS, "p9"), DEFAULT_INSTANCE)
 #: The one disruption type: a flight (its id as ``location``) lands ``delay`` minutes late,
 #: announced at ``start``.
 DISRUPTION_KINDS = {"flight_delay": DisruptionKind(strikes="location", has_delay=True)}
@@ -109,7 +110,7 @@ class ThanksgivingDelaysEnv(DisruptedRealmEnv, ThanksgivingEnv):
     @realm_keywords
     def __init__(
         self, instance: str | Path | dict | ThanksgivingInstance = DEFAULT_INSTANCE, *,
-        generator: dict | None = None, adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
+        generator: dict | Callable[..., Any] | None = None, adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred",
         **options: Any,
     ) -> None:
         self._init_disruptions(adaptation_reference)

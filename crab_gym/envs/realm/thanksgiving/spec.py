@@ -17,7 +17,7 @@ P6_SPLITS = Splits(
 P6 = ProblemSpec(
     problem="P6", title="Thanksgiving dinner", package=__package__,
     env="env:ThanksgivingEnv", names="formats:shipped_p6_names", load="formats:load_p6",
-    generate="generator:generate_p6", check="check:check", reference="references:p6_reference", viewer="render:VIEWER",
+    generate="generator:generate_p6", check="checker:check", reference="references:p6_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members"),
     upstream_marks=("cooking_tasks", "family_members"),
     heuristics=(GREEDY,), multiagent=True, splits=P6_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
@@ -34,7 +34,7 @@ P9_SPLITS = Splits(
 P9 = ProblemSpec(
     problem="P9", title="Thanksgiving dinner with flight delays", package=__package__,
     env="env_delays:ThanksgivingDelaysEnv", names="formats:shipped_p9_names", load="formats:load_p9",
-    generate="generator:generate_p9", check="check:check", reference="references:p9_reference", viewer="render:VIEWER",
+    generate="generator:generate_p9", check="checker:check", reference="references:p9_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members", "disruptions"),
     upstream_marks=("cooking_tasks", "family_members"),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P9_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",

@@ -26,10 +26,9 @@ from crab_gym.envs.realm.common.fleet.env import (
     unfit_error,
     vehicle_and_stop_types,
 )
-from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
-from crab_gym.envs.realm.wedding.check import check
-from crab_gym.envs.realm.wedding.checker import WeddingCheck
+from crab_gym.envs.realm.wedding.checker import WeddingCheck, check
 from crab_gym.envs.realm.wedding.coordination import fleet_coordination
 from crab_gym.envs.realm.wedding.formats import load_p5, shipped_p5_names
 from crab_gym.envs.realm.wedding.generator import generate_p5
@@ -40,8 +39,6 @@ from crab_gym.envs.realm.wedding.sim import DELIVERED, ONBOARD, WAITING, Wedding
 
 DEFAULT_INSTANCE = "p5_small_00"
 __all__ = ["MAX_MINUTE", "MAX_TRAVEL", "WeddingEnv", "instance_kind"]
-#: The ``generator`` argument: every count of the drawn instances, and a size class.
-GENERATOR = SizedGenerator(generate_p5, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
 
 
 def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Sequence[str]]) -> InstanceKind:
@@ -50,9 +47,11 @@ def instance_kind(problem: str, types: tuple[type, ...], names: Callable[[], Seq
     return fleet_instance_kind(problem, types, names, ("00", "00", "05"), files)
 
 
-INSTANCE_KIND = instance_kind("P5", (WeddingInstance,), shipped_p5_names)
-#: Where the env's instances come from (``instance=``, ``generator=``).
-SOURCE = KindSource(INSTANCE_KIND, load_p5, GENERATOR, "p5")
+#: Where the env's instances come from (``instance=``; ``generator=``: every count of the drawn
+#: instances, and a size class).
+SOURCE = InstanceSource(instance_kind("P5", (WeddingInstance,), shipped_p5_names), load_p5,
+                        SizedGenerator(generate_p5, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2}, "p5"),
+                        DEFAULT_INSTANCE)
 
 
 def _drive(vehicle: str, stop: str, env: Any) -> None:
@@ -161,7 +160,7 @@ class WeddingEnv(FleetEnv):
     | argument | meaning |
     |---|---|
     | ``instance`` | a shipped name (``"p5_small_00"`` ... ``"p5_large_05"``), a JSON path (crab_gym's or an upstream REALM-Bench P5/P8 file), a mapping, or a ``WeddingInstance`` |
-    | ``generator`` | ``{"n_guests": 3, "n_errands": 3, "n_vehicles": 2, "size": "small"}``: draw a fresh instance on every ``reset(seed=...)``; references are solved after the episode (see ``reference_solve``) and cached |
+    | ``generator`` | ``{"n_guests": 3, "n_errands": 3, "n_vehicles": 2, "size": "small"}``: draw a fresh instance on every ``reset(seed=...)``; references are solved after the episode (see ``reference_solve``) and cached; or your own callable ``generator(rng) -> instance`` (as in Jumanji), whose draws must fit the env's spaces |
     | ``reference`` | a known reference cost to use instead |
     | ``reference_solve`` | ``"deferred"`` (default): an instance nobody shipped (generated, your file, a schedule changed by an injected disruption) is not solved inside ``step()``; ``finish_metrics()`` solves it after the episode (the evaluation runner calls it; until then the metrics say ``optimality_pending`` and the last reward's optimality term is 0: ``deferred_reward()`` gives that term after the episode, and the runner adds it to the return); ``"inline"``: solved inside the last ``step()`` |
     | ``render_mode`` | ``"ansi"`` or ``"rgb_array"`` (a 640 x 420 map) |
@@ -187,10 +186,11 @@ class WeddingEnv(FleetEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
+        self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | Callable[..., Any] | None = None,
         **options: Any,
     ) -> None:
-        inst = self._fleet_instance(instance, generator, DEFAULT_INSTANCE)
+        self._generator, inst = self.instance_source.start(instance, generator)
+        self._name_fleet(inst)
         self._max_capacity = max(v.capacity for v in inst.vehicles)
         super().__init__(self._make_actions(inst), **options)
         self._offsets = {name: self.codec.flat_offsets[name] for name in ("drive", "wait", "finish")}

@@ -8,12 +8,13 @@ disruption protocol of :mod:`crab_gym.envs.realm.common.disruptions`, which is a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from crab_gym.envs.realm.common.env import checked_init
 from crab_gym.envs.realm.common.fleet.disrupted import FleetDisruptionMixin
-from crab_gym.envs.realm.common.instance_source import KindSource, SizedGenerator
+from crab_gym.envs.realm.common.instance_source import InstanceSource, SizedGenerator
 from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.wedding.disruptions import DISRUPTION_KINDS, disruption_to_json, parse_disruption
 from crab_gym.envs.realm.wedding.env import WeddingEnv, instance_kind
@@ -24,10 +25,10 @@ from crab_gym.envs.realm.wedding.references import adaptation_value, p8_referenc
 from crab_gym.envs.realm.wedding.sim import WeddingSim
 
 DEFAULT_INSTANCE = "p8_small_00"
-INSTANCE_KIND = instance_kind("P8", (P8Instance, WeddingInstance), shipped_p8_names)
-GENERATOR = SizedGenerator(generate_p8, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2})
 #: Where the env's instances come from (``instance=``, ``generator=``).
-SOURCE = KindSource(INSTANCE_KIND, load_p8, GENERATOR, "p8")
+SOURCE = InstanceSource(instance_kind("P8", (P8Instance, WeddingInstance), shipped_p8_names), load_p8,
+                        SizedGenerator(generate_p8, {"n_guests": 3, "n_errands": 3, "n_vehicles": 2}, "p8"),
+                        DEFAULT_INSTANCE)
 
 
 class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
@@ -103,11 +104,11 @@ class WeddingDisruptionEnv(FleetDisruptionMixin, WeddingEnv):
     @checked_init
     @realm_keywords
     def __init__(
-        self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | None = None,
+        self, instance: str | Path | dict | WeddingInstance | None = None, *, generator: dict | Callable[..., Any] | None = None,
         adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any,
     ) -> None:
         self._init_disruptions(adaptation_reference)
-        super().__init__(DEFAULT_INSTANCE if instance is None else instance, generator=generator, **options)
+        super().__init__(instance, generator=generator, **options)
 
     def _disruption_window(self) -> tuple[int, int]:
         """The first vehicle free .. the deadline."""

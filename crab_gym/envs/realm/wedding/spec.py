@@ -18,7 +18,7 @@ P5_SPLITS = Splits(
 P5 = ProblemSpec(
     problem="P5", title="wedding logistics", package=__package__,
     env="env:WeddingEnv", names="formats:shipped_p5_names", load="formats:load_p5",
-    generate="generator:generate_p5", check="check:check", reference="references:p5_reference", viewer="render:VIEWER",
+    generate="generator:generate_p5", check="checker:check", reference="references:p5_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p5", upstream_keys=("guests", "errands", "travel_times"),
     upstream_marks=("travel_times",),
     heuristics=(GREEDY,), multiagent=True, splits=P5_SPLITS, docs="docs/wedding.md", tests="tests/wedding",
@@ -35,7 +35,7 @@ P8_SPLITS = Splits(
 P8 = ProblemSpec(
     problem="P8", title="wedding logistics with disruptions", package=__package__,
     env="env_disruptions:WeddingDisruptionEnv", names="formats:shipped_p8_names", load="formats:load_p8",
-    generate="generator:generate_p8", check="check:check", reference="references:p8_reference", viewer="render:VIEWER",
+    generate="generator:generate_p8", check="checker:check", reference="references:p8_reference", viewer="render:VIEWER",
     upstream="formats:from_upstream_p8", upstream_keys=("guests", "errands", "travel_times", "disruptions"),
     upstream_marks=("travel_times",),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P8_SPLITS, docs="docs/wedding.md", tests="tests/wedding",

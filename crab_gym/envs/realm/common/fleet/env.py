@@ -68,12 +68,10 @@ class FleetEnv(RealmEnv):
     places_field = "locations"
     #: How the family says a vehicle's route has ended (in "vehicle v has ... its route").
     ended_words = "finished"
-    _generator: dict[str, Any] | None
 
-    def _fleet_instance(self, instance: Any, generator: dict | None, default: str) -> Any:
-        """The first instance (drawn, or loaded from ``instance``), and the vehicle and stop
-        names the action spaces are made of."""
-        self._generator, inst = self.instance_source.start(default if instance is None else instance, generator)
+    def _name_fleet(self, inst: Any) -> None:
+        """The vehicle and stop names the action spaces are made of (from the first instance),
+        and the fleet's per-episode scratch."""
         self.vehicle_ids = [v.vehicle_id for v in inst.vehicles]
         self.stop_names = inst.stop_names()
         self._vid = {vid: k for k, vid in enumerate(self.vehicle_ids)}
@@ -81,7 +79,6 @@ class FleetEnv(RealmEnv):
         self._events: list[str] = []
         self._travel_memo: tuple[np.ndarray, np.ndarray] | None = None
         self._fresh: tuple[Any, tuple[Any, ...], Any] | None = None
-        return inst
 
     def places(self, inst: Any | None = None) -> list[str]:
         """The place names of ``inst`` (default: the current instance)."""

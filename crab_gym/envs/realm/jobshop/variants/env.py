@@ -9,6 +9,7 @@ signatures are built inside a function with ``Annotated`` bounds that pydantic m
 """
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -138,7 +139,7 @@ class ShopEnv(RealmEnv):
     | parameter | default | description |
     |---|---|---|
     | `instance` | the first shipped one | a shipped name (`"j3_large_00"`), a file (crab_gym's JSON or an upstream REALM-Bench file), a mapping or a `ShopInstance` |
-    | `generator` | None | `{"size": "large"}` (`small`, `medium`, `large` = 200 x 50; optional `n_jobs`, `n_machines`): a fresh seeded instance on every reset |
+    | `generator` | None | `{"size": "large"}` (`small`, `medium`, `large` = 200 x 50; optional `n_jobs`, `n_machines`): a fresh seeded instance on every reset; or your own callable `generator(rng) -> instance` (as in Jumanji), whose draws must fit the env's spaces |
     | `reference` | None | a makespan to score against; `"bound"`: the trivial lower bound, no solver |
     | `reference_solve` | `"deferred"` | `"inline"` solves a missing reference inside the last `step()` |
     | `render_mode` | None | `"ansi"` or `"rgb_array"` (a Gantt chart that reads at 200 x 50) |
@@ -159,7 +160,7 @@ class ShopEnv(RealmEnv):
     @checked_init
     @realm_keywords
     def __init__(self, instance: str | Path | dict | ShopInstance | None = None, *,
-                 generator: dict | None = None, **options: Any) -> None:
+                 generator: dict | Callable[..., Any] | None = None, **options: Any) -> None:
         reference = options.pop("reference", None)
         self._bound_only = reference == "bound"
         if isinstance(reference, str) and not self._bound_only:

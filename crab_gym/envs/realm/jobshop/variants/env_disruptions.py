@@ -9,7 +9,7 @@ and adaptation is scored against a re-plan from the shop as it stood at the firs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -125,7 +125,7 @@ class DisruptedShopEnv(DisruptedRealmEnv, ShopEnv):
 
     @checked_init
     @realm_keywords
-    def __init__(self, instance: Any = None, *, generator: dict | None = None,
+    def __init__(self, instance: Any = None, *, generator: dict | Callable[..., Any] | None = None,
                  adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any) -> None:
         self._init_disruptions(adaptation_reference)
         #: (windows stamp, clock at which it expires, machine_down, job_hold) last observed
@@ -381,7 +381,7 @@ class J4Env(DisruptedShopEnv):
 
     @checked_init
     @realm_keywords
-    def __init__(self, instance: Any = None, *, generator: dict | None = None,
+    def __init__(self, instance: Any = None, *, generator: dict | Callable[..., Any] | None = None,
                  adaptation_reference: Literal["deferred", "resolve", "oracle"] = "deferred", **options: Any) -> None:
         super().__init__(instance, generator=generator, adaptation_reference=adaptation_reference, **options)
 
