@@ -19,6 +19,7 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import crab_gym  # noqa: F401
 from crab_gym.baselines import OraclePolicy
+from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.envs.realm.common.obfuscation import (
     NameMap,
     ObfuscatedEnv,
@@ -30,7 +31,7 @@ from crab_gym.envs.realm.common.obfuscation import (
 from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
 from crab_gym.envs.scoring_check import greedy_factory
-from crab_gym.wrappers import LLMAdapter
+from crab_gym.wrappers import LLMAdapter, TrajectoryLogger, replay
 
 IDS = realm_ids()
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -275,6 +276,23 @@ def test_renaming_is_a_wrapper_the_same_by_hand_and_by_gym_make(env_id):
         again.reset(seed=0)
         assert again.unwrapped.names.forward == made.unwrapped.names.forward
         assert again.unwrapped.describe() == gym.make(env_id, obfuscate=6).unwrapped.describe()
+
+
+@pytest.mark.parametrize("by_hand", [False, True])
+def test_a_renamed_episode_replays_from_its_log(tmp_path, by_hand):
+    """The logged spec records the wrapper (a hand-applied one too, whose log named no env
+    before), so the replay rebuilds the renamed env and meets the same rewards and observations."""
+    inner = ObfuscatedNames(gym.make("Realm-P11-v0"), seed=3) if by_hand else gym.make("Realm-P11-v0", obfuscate=3)
+    env = TrajectoryLogger(inner, tmp_path / "log.jsonl")
+    policy = RandomPolicy(env, seed=1)
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy(obs, info))
+        done = terminated or truncated
+    env.close()
+    report = replay(tmp_path / "log.jsonl")
+    assert report.episodes == 1 and report.steps > 30 and not report.differences, report.differences[:3]
 
 
 def test_obfuscate_is_a_keyword_of_the_env_and_a_misspelling_names_it():
