@@ -108,6 +108,22 @@ def _env_label(cls: type) -> str:
     return f"{cls.__qualname__} ({ids[0]})" if ids else cls.__qualname__
 
 
+def _new_keywords(cls: type) -> frozenset[str]:
+    """The keyword-only parameters of ``cls.__new__``: Python passes every constructor argument to
+    ``__init__`` as well, but these are ``__new__``'s (``RealmEnv.__new__``'s ``obfuscate``)."""
+    return _keyword_only(cls.__new__)
+
+
+@functools.lru_cache(maxsize=256)
+def _keyword_only(function: Callable[..., Any]) -> frozenset[str]:
+    """Cached: :func:`checked_init` asks at every construction."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature (object.__new__)
+        return frozenset()
+    return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+
+
 def checked_init(init: Callable[..., None]) -> Callable[..., None]:
     """Decorate an env's ``__init__`` so that a misspelled keyword (``gym.make(id,
     instanse=...)``) raises a TypeError listing the valid keywords and the nearest one,
@@ -142,21 +158,6 @@ def checked_init(init: Callable[..., None]) -> Callable[..., None]:
         init(self, *args, **kwargs)
 
     return wrapper
-
-
-def _new_keywords(cls: type) -> frozenset[str]:
-    """The keyword-only parameters of ``cls.__new__``: Python passes every constructor argument to
-    ``__init__`` as well, but these are ``__new__``'s (``RealmEnv.__new__``'s ``obfuscate``)."""
-    return _keyword_only(cls.__new__)
-
-
-@functools.lru_cache(maxsize=256)
-def _keyword_only(function: Callable[..., Any]) -> frozenset[str]:
-    try:
-        params = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature (object.__new__)
-        return frozenset()
-    return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
 
 
 @dataclass(frozen=True)
