@@ -2,7 +2,8 @@
 knapsack) is built from the page's file blocks, added with one index line (``add_family``, the
 run-time twin of a line in ``FAMILIES``), and then gets everything a shipped problem gets: a
 ``gym.make`` id, Gymnasium's ``check_env``, the suite's contract and scoring checks, the
-datasets facade, its greedy in the policy registry and the CLI, seeded determinism.
+datasets facade, its greedy in the policy registry and the CLI, seeded determinism, renamed
+play (``obfuscate=True``) from the name fields its record declares.
 
 The family is removed again afterwards (index, Gymnasium registry, policy cache, modules), so
 no other test sees a P12.
@@ -11,6 +12,7 @@ no other test sees a P12.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
@@ -27,10 +29,12 @@ from crab_gym.baselines import registry
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.cli import main as cli_main
 from crab_gym.datasets import generate_instance, list_instances, load_instance, problems
+from crab_gym.envs.realm.common.known_problems import use_problem_specs
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 from crab_gym.envs.registration import add_family, realm_ids, remove_family
 from crab_gym.envs.scoring_check import greedy_factory, submit
 from crab_gym.envs.testing import check_contract, check_scoring
+from crab_gym.wrappers import ObfuscatedNames
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "adding-a-problem.md"
 #: A file block: a ```py fence whose first line names the file (``# toy_knapsack/env.py``).
@@ -174,3 +178,47 @@ def test_a_seeded_episode_is_deterministic(family: ProblemSpec) -> None:
     first, again, other = _episode(5), _episode(5), _episode(6)
     assert first[-1][2] and data_equivalence(first, again)
     assert not np.array_equal(first[0][0]["values"], other[0][0]["values"])  # the seed draws the knapsack
+
+
+def _greedy_episode(env: gym.Env) -> tuple[float, dict]:
+    """The greedy's episode on ``env`` (seed 0): its return and last info."""
+    policy = registry.policy_specs()[GREEDY].build(env)
+    obs, info = env.reset(seed=0)
+    total, done = 0.0, False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        assert info["valid"], info["error"]
+        total, done = total + float(reward), terminated or truncated
+    return total, info
+
+
+@pytest.mark.parametrize("instance", ["p12_small_02", "p12_medium_01"])
+def test_renamed_play_needs_only_the_declared_name_fields(family: ProblemSpec, instance: str) -> None:
+    """``name_fields`` in spec.py is all renaming needs: the instance's name is hidden from
+    the agent, and the greedy's plan scores exactly what it scores under the old names."""
+    assert family.name_fields == ()
+    plain_return, plain_info = _greedy_episode(gym.make(ENV_ID, instance=instance))
+    env = gym.make(ENV_ID, instance=instance, obfuscate=4, render_mode="ansi")
+    renamed = env.unwrapped
+    assert isinstance(renamed, ObfuscatedNames) and type(renamed.inner) is family.part("env")
+    obf_return, obf_info = _greedy_episode(env)
+    assert obf_return == plain_return and 0 < plain_info["metrics"]["optimality"] <= 1
+    assert obf_info["metrics"] == plain_info["metrics"] and obf_info["solution"] == plain_info["solution"]
+    alias = renamed.names.forward[instance]
+    shown = renamed.describe() + env.render() + renamed.task_description
+    assert instance not in shown and alias in renamed.describe() and alias.startswith("instance_")
+    by_hand = ObfuscatedNames(gym.make(ENV_ID, instance=instance), seed=4)  # the same wrapper, applied by hand
+    by_hand.reset(seed=0)
+    assert by_hand.names.forward == renamed.names.forward
+
+
+def test_renaming_a_problem_without_name_fields_says_which_field_to_fill(family: ProblemSpec) -> None:
+    undeclared = dataclasses.replace(family, name_fields=None)
+    use_problem_specs([*(s for s in index.problem_specs() if s.problem != "P12"), undeclared])
+    try:
+        with pytest.raises(ValueError, match=r"Realm-P12-v0's ProblemSpec declares no name_fields, .*set "
+                                             r"ProblemSpec\(name_fields=\(\.\.\.\)\) in its spec\.py"):
+            gym.make(ENV_ID, obfuscate=True)
+        gym.make(ENV_ID)  # the plain env is not concerned
+    finally:
+        use_problem_specs(index.problem_specs())

@@ -1,5 +1,7 @@
-"""Wrappers: disruption injection, LLM-agent adapter, trajectory logging, SB3 action masking."""
+"""Wrappers: disruption injection, LLM-agent adapter, trajectory logging, SB3 action masking,
+renaming against memorisation (``ObfuscatedNames``, the REALM envs' ``obfuscate=`` keyword)."""
 
+from crab_gym.envs.realm.common.obfuscation import ObfuscatedNames
 from crab_gym.wrappers.discrete import DiscreteActions
 from crab_gym.wrappers.disruption import DisruptionWrapper, RandomDisruptions
 from crab_gym.wrappers.llm_adapter import LLMAdapter
@@ -19,6 +21,7 @@ __all__ = [
     "DiscreteActions",
     "DisruptionWrapper",
     "LLMAdapter",
+    "ObfuscatedNames",
     "RandomDisruptions",
     "ReplayReport",
     "ToolCallParseError",

@@ -27,7 +27,7 @@ def test_signature_lists_the_shared_keywords_with_their_defaults(cls):
     params = inspect.signature(cls).parameters
     shared = {"reference": None, "reference_solve": "deferred", "viewer": None, "render_mode": None,
               "invalid_action_penalty": 0.0,
-              "progress_weight": 0.5, "optimality_weight": 0.5}
+              "progress_weight": 0.5, "optimality_weight": 0.5, "obfuscate": False}
     assert list(params) == ["instance", "generator", *shared]
     assert {k: params[k].default for k in shared} == shared
     assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in ["generator", *shared])

@@ -7,28 +7,31 @@ forgets fails here)."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import re
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import crab_gym  # noqa: F401
 from crab_gym.baselines import OraclePolicy
+from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.envs.realm.common.obfuscation import (
-    KEPT,
-    NAME_FIELDS,
     NameMap,
     ObfuscatedEnv,
+    ObfuscatedNames,
     instance_names,
     make_obfuscated,
     reserved_words,
 )
+from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
 from crab_gym.envs.scoring_check import greedy_factory
-from crab_gym.wrappers import LLMAdapter
+from crab_gym.wrappers import LLMAdapter, TrajectoryLogger, replay
 
 IDS = realm_ids()
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -59,7 +62,7 @@ def play(env: gym.Env, actions: list[Any] | None = None, policy: Any = None, see
 
 def renamed(env: ObfuscatedEnv, action: Any) -> Any:
     """An action of the original env as the obfuscated env takes it: the same call, shown."""
-    call = action if isinstance(action, dict) else env.unwrapped._inner.unwrapped.codec.decode(action)
+    call = action if isinstance(action, dict) else env.unwrapped.inner.codec.decode(action)
     return env.shown_call(call)
 
 
@@ -102,7 +105,7 @@ def test_the_llm_sees_none_of_the_original_names(env_id):
     env.reset(seed=0)
     base = gym.make(env_id).unwrapped
     base.reset(seed=0)
-    names = instance_names(base.instance, NAME_FIELDS[env_id])
+    names = instance_names(base.instance, problem_spec(env_id).name_fields)
     kept = set(names) & reserved_words(base.codec, names)  # also a tool's or an argument's name (P4's place `park`)
     hidden = [base.instance.name, *(n for n in names if n not in kept)]
     assert set(env.names.forward) == set(hidden) and len(set(env.names.forward.values())) == len(hidden)
@@ -147,9 +150,10 @@ def test_every_identifying_word_of_the_instance_is_renamed_or_declared_kept(env_
     strings = {s for s in _strings(base.instance) if IDENT.fullmatch(s)} & shown
     env = make_obfuscated(env_id)
     env.reset(seed=0)
-    reserved = reserved_words(base.codec, instance_names(base.instance, NAME_FIELDS[env_id]))
-    forgotten = strings - set(env.names.forward) - set(KEPT.get(env_id, ())) - GENERIC - reserved
-    assert not forgotten, f"{env_id}: add these to NAME_FIELDS or KEPT: {sorted(forgotten)}"
+    problem = problem_spec(env_id)
+    reserved = reserved_words(base.codec, instance_names(base.instance, problem.name_fields))
+    forgotten = strings - set(env.names.forward) - set(problem.kept_names) - GENERIC - reserved
+    assert not forgotten, f"{env_id}: add these to its ProblemSpec's name_fields or kept_names: {sorted(forgotten)}"
 
 
 def _strings(obj: Any, depth: int = 0) -> set[str]:
@@ -206,7 +210,7 @@ def test_a_job_shop_is_renumbered_consistently():
         "action_mask"]).all()
     assert f"job {jobs[1]}" in env.describe() and info["makespan"] == plain_info["makespan"]
     plan = env.reference.plan["sequence"]
-    inner_plan = env.unwrapped._inner.unwrapped.reference.plan["sequence"]
+    inner_plan = env.inner.reference.plan["sequence"]
     assert plan[machines[0]] == [int(jobs[j]) for j in inner_plan[0]]
 
 
@@ -215,7 +219,7 @@ def test_the_flat_actions_keep_their_order():
     for env_id in ("Realm-P3-v0", "Realm-P5-v0", "Realm-P10-v0"):
         env = make_obfuscated(env_id)
         env.reset(seed=0)
-        inner = env.unwrapped._inner.unwrapped
+        inner = env.inner
         for flat in range(inner.codec.n_flat):
             assert env.names.back(env.codec.flat_to_call(flat)) == inner.codec.flat_to_call(flat)
 
@@ -227,8 +231,9 @@ def test_names_are_replaced_only_as_whole_identifiers():
     assert names.back({v1: [f"dropoff:{p1}", "p10"]}) == {"v1": ["dropoff:p1", "p10"]}
 
 
-def test_every_realm_id_has_a_name_table():
-    assert not set(IDS) - set(NAME_FIELDS), "add the new ids to obfuscation.NAME_FIELDS (and KEPT)"
+def test_every_realm_id_declares_its_name_fields():
+    undeclared = [i for i in IDS if problem_spec(i).name_fields is None]
+    assert not undeclared, f"declare ProblemSpec(name_fields=...) (and kept_names) of {undeclared}"
 
 
 def test_an_env_built_without_gym_make_finds_its_table():
@@ -242,8 +247,58 @@ def test_an_env_built_without_gym_make_finds_its_table():
 def test_an_env_without_a_name_table_is_a_clear_error():
     from tests.core.toy_env import LampsEnv
 
-    with pytest.raises(ValueError, match=r"no name table for (LampsEnv|crab_gym_test/Lamps-v0): pass name_fields"):
+    with pytest.raises(ValueError, match=r"LampsEnv is no problem of the REALM index, so no ProblemSpec declares its "
+                                         r"name_fields: pass name_fields=\[\.\.\.\]"):
         ObfuscatedEnv(LampsEnv())
+
+
+@pytest.mark.parametrize("env_id", ["Realm-P5-v0", "Realm-P11-v0"])
+def test_renaming_is_a_wrapper_the_same_by_hand_and_by_gym_make(env_id):
+    """Issue 37: ``ObfuscatedNames`` is a Gymnasium wrapper around the registered env class;
+    applied by hand it plays exactly what ``gym.make(id, obfuscate=seed)`` plays; the spec
+    records it, so ``gym.make(env.spec)`` makes the same renamed env again."""
+    made, by_hand = gym.make(env_id, obfuscate=6), ObfuscatedNames(gym.make(env_id), seed=6)
+    for env in (made, by_hand):
+        renamed = env.unwrapped  # what the LLM adapter, the MCP server and the policies read
+        assert isinstance(renamed, gym.Wrapper) and isinstance(renamed, ObfuscatedNames)
+        assert type(renamed.inner) is problem_spec(env_id).part("env") and renamed.inner.spec.id == env_id
+        assert env.spec.id == env_id and [w.name for w in env.spec.additional_wrappers] == ["ObfuscatedNames"]
+    assert data_equivalence(made.reset(seed=0), by_hand.reset(seed=0))
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        call = made.unwrapped.codec.flat_to_call(int(rng.choice(np.flatnonzero(made.unwrapped.action_masks()))))
+        step = made.step(call)
+        assert data_equivalence(step, by_hand.step(call)) and step[4]["valid"], step[4]["error"]
+        if step[2] or step[3]:
+            break
+    for env in (made, by_hand):
+        again = gym.make(env.spec)
+        again.reset(seed=0)
+        assert again.unwrapped.names.forward == made.unwrapped.names.forward
+        assert again.unwrapped.describe() == gym.make(env_id, obfuscate=6).unwrapped.describe()
+
+
+@pytest.mark.parametrize("by_hand", [False, True])
+def test_a_renamed_episode_replays_from_its_log(tmp_path, by_hand):
+    """The logged spec records the wrapper (a hand-applied one too, whose log named no env
+    before), so the replay rebuilds the renamed env and meets the same rewards and observations."""
+    inner = ObfuscatedNames(gym.make("Realm-P11-v0"), seed=3) if by_hand else gym.make("Realm-P11-v0", obfuscate=3)
+    env = TrajectoryLogger(inner, tmp_path / "log.jsonl")
+    policy = RandomPolicy(env, seed=1)
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy(obs, info))
+        done = terminated or truncated
+    env.close()
+    report = replay(tmp_path / "log.jsonl")
+    assert report.episodes == 1 and report.steps > 30 and not report.differences, report.differences[:3]
+
+
+def test_obfuscate_is_a_keyword_of_the_env_and_a_misspelling_names_it():
+    assert inspect.signature(problem_spec("P3").part("env")).parameters["obfuscate"].default is False
+    with pytest.raises(TypeError, match=r"unknown keyword 'obfuscat' \(did you mean 'obfuscate'\?\)"):
+        gym.make("Realm-P3-v0", obfuscat=True)
 
 
 def test_gym_make_takes_obfuscate_as_a_keyword():

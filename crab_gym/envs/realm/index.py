@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 
+from crab_gym.envs.realm.common.known_problems import use_problem_specs
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 from crab_gym.envs.realm.common.upstream import use_problem_keys
 
@@ -66,6 +67,7 @@ def problem_specs() -> tuple[ProblemSpec, ...]:
     specs = _specs(families)
     if _DETECTION_FOR != [families]:  # the families changed: upstream detection follows
         use_problem_keys(_detection_order(specs), frozenset(k for s in specs for k in s.upstream_marks))
+        use_problem_specs(specs)  # what each declares (renaming reads its name fields)
         _DETECTION_FOR[:] = [families]
     return specs
 

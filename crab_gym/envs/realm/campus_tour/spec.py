@@ -20,6 +20,7 @@ P1 = ProblemSpec(
     heuristics=(NamedHeuristic("p1_insertion", "heuristics:InsertionTourPolicy",
                                "plans a route by cheapest feasible insertion, then visits it stop by stop"),),
     idle_plan=False, splits=P1_SPLITS, docs="docs/campus_tour.md", tests="tests/campus_tour",
+    name_fields=("locations[]", "start", "end"),
 )
 
 SPECS = (P1,)

@@ -31,7 +31,7 @@ from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
-from crab_gym.envs.realm.common.obfuscation import ObfuscatedEnv
+from crab_gym.envs.realm.common.obfuscation import ObfuscatedNames
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.plan_score import episode_plan
 from crab_gym.envs.realm.common.references import Reference, optimality_ratio
@@ -103,6 +103,22 @@ def _env_label(cls: type) -> str:
     return f"{cls.__qualname__} ({ids[0]})" if ids else cls.__qualname__
 
 
+def _new_keywords(cls: type) -> frozenset[str]:
+    """The keyword-only parameters of ``cls.__new__``: Python passes every constructor argument to
+    ``__init__`` as well, but these are ``__new__``'s (``RealmEnv.__new__``'s ``obfuscate``)."""
+    return _keyword_only(cls.__new__)
+
+
+@functools.lru_cache(maxsize=256)
+def _keyword_only(function: Callable[..., Any]) -> frozenset[str]:
+    """Cached: :func:`checked_init` asks at every construction."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature (object.__new__)
+        return frozenset()
+    return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+
+
 def checked_init(init: Callable[..., None]) -> Callable[..., None]:
     """Decorate an env's ``__init__`` so that a misspelled keyword (``gym.make(id,
     instanse=...)``) raises a TypeError listing the valid keywords and the nearest one,
@@ -116,8 +132,8 @@ def checked_init(init: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("obfuscate", True) in (False, None):  # RealmEnv.__new__ took it: a plain env
-            del kwargs["obfuscate"]
+        for key in _new_keywords(type(self)) & kwargs.keys():  # the class's __new__ took them
+            del kwargs[key]
         try:
             sig.bind(self, *args, **kwargs)
         except TypeError as exc:
@@ -277,12 +293,15 @@ class RealmEnv(CrabEnv):
     """
 
     def __new__(cls, *args: Any, obfuscate: bool | int | None = False, **kwargs: Any) -> Any:
-        """``obfuscate=True`` (or a seed): the same env under other names, so that a model
-        cannot recall the instance (:class:`~crab_gym.envs.realm.common.obfuscation.ObfuscatedEnv`,
-        docs/llm-evaluation.md); a plan scores the same under renaming."""
+        """``obfuscate=True`` (or a seed): the env wrapped in
+        :class:`~crab_gym.envs.realm.common.obfuscation.ObfuscatedNames`, the same problem under
+        other names, so that a model cannot recall the instance (docs/llm-evaluation.md); a plan
+        scores the same under renaming. ``gym.make(id, obfuscate=3)`` comes here: Gymnasium hands
+        every keyword to the entry point, which stays the env class."""
         if obfuscate is False or obfuscate is None:
             return super().__new__(cls)
-        return ObfuscatedEnv(cls(*args, **kwargs), seed=_obfuscation_seed(obfuscate))
+        seed = _obfuscation_seed(obfuscate)
+        return ObfuscatedNames(cls(*args, **kwargs), seed=seed)
 
     #: Per-step scratch, not state: an invalid step may clear them (see CrabEnv).
     transient_attributes: tuple[str, ...] = ("_pending", "_last_event")

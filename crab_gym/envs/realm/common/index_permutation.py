@@ -8,9 +8,8 @@ text (``job 3``, ``M2``, ``job_3_completed``), the calls (``dispatch(job)``, ``s
 per-machine lists), the solution and the reference plan; each call is renumbered back before
 the inner env runs it. The problem is the same up to the numbering, so a plan scores the same.
 
-:class:`Numbering` says where the numbers are (one per id, in
-:data:`crab_gym.envs.realm.common.obfuscation.NUMBERED`); :class:`Renumbering` applies one drawn
-pair of permutations.
+:class:`Numbering` says where the numbers are (a problem declares one as its
+``ProblemSpec.numbering``); :class:`Renumbering` applies one drawn pair of permutations.
 """
 
 from __future__ import annotations

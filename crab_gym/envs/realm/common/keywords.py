@@ -1,7 +1,7 @@
 """The keywords every REALM env takes after its own, declared once: those of
-:class:`~crab_gym.envs.realm.common.env.RealmEnv` (``reference``, ``reference_solve``) and of
+:class:`~crab_gym.envs.realm.common.env.RealmEnv` (``reference``, ``reference_solve``), of
 :class:`~crab_gym.envs.base.CrabEnv` (``render_mode``, ``invalid_action_penalty``,
-``progress_weight``, ``optimality_weight``).
+``progress_weight``, ``optimality_weight``), and ``obfuscate`` (``RealmEnv.__new__``'s).
 
 An env's ``__init__`` names its own arguments, takes the shared ones as ``**options`` and
 passes them on to ``super().__init__``; :func:`realm_keywords` gives it the full signature,
@@ -25,11 +25,12 @@ from crab_gym.envs.realm.common.env import RealmEnv
 
 
 def shared_keywords() -> list[inspect.Parameter]:
-    """The keyword-only parameters of ``RealmEnv.__init__`` then ``CrabEnv.__init__``, in order."""
+    """The keyword-only parameters of ``RealmEnv.__init__``, ``CrabEnv.__init__`` then
+    ``RealmEnv.__new__`` (``obfuscate``, which ``__new__`` takes), in order."""
     return [
         p
-        for cls in (RealmEnv, CrabEnv)
-        for p in inspect.signature(cls.__init__, eval_str=True).parameters.values()
+        for method in (RealmEnv.__init__, CrabEnv.__init__, RealmEnv.__new__)
+        for p in inspect.signature(method, eval_str=True).parameters.values()
         if p.kind is p.KEYWORD_ONLY
     ]
 

@@ -2,24 +2,28 @@
 
 A model that saw REALM-Bench's files (or their solutions) while training can recognise an
 instance by its names -- ``ft06``, ``p3_small_01``, the campus's ``clock_tower`` -- and recall
-rather than plan. :class:`ObfuscatedEnv` shows an LLM the same problem under other names: the
-instance, places, people, vehicles, dishes, components, suppliers, regions, groups and guides
-get pseudo-words drawn from a seed, consistently everywhere the model looks (the task text,
-``describe()``, the action schemas' enums, field names and descriptions, errors, the solution,
-the reference plan). Nothing else changes: the numbers, the order of every list and of the
-flat actions (so ``action_masks()`` and the action space are the inner env's), the checker, the
-reference value. A plan therefore scores the same under renaming.
+rather than plan. :class:`ObfuscatedNames`, a Gymnasium wrapper, shows an LLM the same problem
+under other names: the instance, places, people, vehicles, dishes, components, suppliers,
+regions, groups and guides get pseudo-words drawn from a seed, consistently everywhere the model
+looks (the task text, ``describe()``, the action schemas' enums, field names and descriptions,
+errors, the solution, the reference plan). Nothing else changes: the numbers, the order of every
+list and of the flat actions (so ``action_masks()`` and the action space are the inner env's),
+the checker, the reference value. A plan therefore scores the same under renaming.
 
-How: one mechanism for every family. The env's names are read from its instance through a
-small table (:data:`NAME_FIELDS`: which instance fields hold names, per id); text is rewritten
-token by token (a name is replaced only where it stands as a whole identifier, so ``p1`` in
-``pickup:p1`` is renamed and ``p10`` is not touched), and each call coming in is rewritten back
-before the inner env runs it. What is kept on purpose (:data:`KEPT`): words that name a kind,
-not an entity -- P7's resources and severities, P10's production stages (assembly, testing,
+Use: ``gym.make(id, obfuscate=3)`` (``True``: seed 0), or by hand on any REALM env,
+``ObfuscatedNames(gym.make(id), seed=3)`` (the same names, the same episode).
+
+How: one mechanism for every family. Each problem declares in its ``ProblemSpec`` which instance
+fields hold names (``name_fields``: ``locations[]``, ``vehicles[].vehicle_id``...); the names are
+read from the instance through them, and text is rewritten token by token (a name is replaced
+only where it stands as a whole identifier, so ``p1`` in ``pickup:p1`` is renamed and ``p10`` is
+not touched), and each call coming in is rewritten back before the inner env runs it. What is
+kept on purpose (``ProblemSpec.kept_names``, which the tests read): words that name a kind, not
+an entity -- P7's resources and severities, P10's production stages (assembly, testing,
 packaging), vehicle types -- and a name that is also a tool's or an argument's name (P4's place
 ``park`` beside the ``park`` tool). P11's jobs and machines are numbers, not names: they are
-renumbered by seeded permutations (:data:`NUMBERED`, :mod:`.index_permutation`), in the text, the
-observation, the mask, the calls and the plans.
+renumbered by seeded permutations (``ProblemSpec.numbering``, :mod:`.index_permutation`), in the
+text, the observation, the mask, the calls and the plans.
 
 Limits: ``rgb_array`` renders are the inner env's pictures (names drawn in them); the inner
 env's ``instance`` object (read by heuristics through ``__getattr__``) keeps its names; a
@@ -41,57 +45,15 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin  # noqa:
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 from pydantic import BaseModel, create_model
 
 from crab_gym.core.action import Action
 from crab_gym.core.spaces import ActionCodec
-from crab_gym.envs.realm.common.index_permutation import Numbering, Renumbering
+from crab_gym.envs.realm.common.index_permutation import Renumbering
+from crab_gym.envs.realm.common.known_problems import problem_of
+from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 
-#: Per id, the instance fields that hold names: ``a.b`` an attribute, ``[]`` every item of a
-#: list, ``{}`` every key of a dict. The instance's own ``name`` is always hidden.
-NAME_FIELDS: dict[str, tuple[str, ...]] = {
-    "Realm-P1-v0": ("locations[]", "start", "end"),
-    "Realm-P2-v0": ("groups[].group_id", "guides[].guide_id"),
-    "Realm-P3-v0": ("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id"),
-    "Realm-P4-v0": ("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id"),
-    "Realm-P5-v0": ("places[]", "guests[].guest_id", "errands[].errand_id", "vehicles[].vehicle_id"),
-    "Realm-P6-v0": ("cars[].car_id", "cars[].start", "members[].member_id", "tasks[].task_id", "flights[].flight_id"),
-    "Realm-P7-v0": ("regions[].id", "vehicles[].id"),
-    "Realm-P8-v0": ("places[]", "guests[].guest_id", "errands[].errand_id", "vehicles[].vehicle_id"),
-    "Realm-P9-v0": ("cars[].car_id", "cars[].start", "members[].member_id", "tasks[].task_id", "flights[].flight_id"),
-    "Realm-P10-v0": ("components[].name", "suppliers[].supplier_id", "suppliers[].location", "facilities[].location"),
-    "Realm-P11-v0": (),
-    "Realm-J2-v0": (),
-    "Realm-J3-v0": (),
-    "Realm-J4-v0": (),
-}
-#: Per id, instance words deliberately kept: kinds (resources, severities, stages, vehicle
-#: types, disruption kinds), not entities a model could recognise an instance by.
-KEPT: dict[str, tuple[str, ...]] = {
-    "Realm-P4-v0": ("accident", "local_traffic_congestion", "road_closure", "vehicle_breakdown"),
-    "Realm-P7-v0": ("medical_supplies", "food", "water", "shelter", "doctors", "nurses", "logistics", "critical",
-                    "urgent", "normal", "helicopter", "truck", "boat", "drone", "resource_shortage", "weather_event",
-                    "transport_blocked"),
-    "Realm-P8-v0": ("traffic_delay", "road_closure"),
-    "Realm-P9-v0": ("flight_delay",),
-    "Realm-P10-v0": ("assembly", "testing", "packaging", "machine_breakdown", "resource_shortage"),
-    "Realm-J2-v0": ("J2", "machines", "jobs", "machine"),
-    "Realm-J3-v0": ("J3", "machines", "jobs", "machine"),
-    "Realm-J4-v0": ("J4", "machines", "jobs", "machine"),
-}
-_JOB_SHOP = Numbering(
-    sizes={"job": "n_jobs", "machine": "n_machines"},
-    rows={"action_mask": "job", "done": "job", "lower_bound": "job", "machine": "job", "processing_time": "job",
-          "machine_available": "machine"},
-    values={"machine": "machine"},
-    arguments={"dispatch.job": "job"},
-    lists={"sequence": ("machine", "job")},
-    records={"job": "job", "machine": "machine"},
-    text={r"\bjob (\d+)\b": "job", r"\bjob_(\d+)_": "job", r"\bM(\d+)\b": "machine"},
-)
-#: Per id, entities that are numbers, not names (P11's jobs and machines): renumbered by seeded
-#: permutations (:mod:`crab_gym.envs.realm.common.index_permutation`).
-NUMBERED: dict[str, Numbering] = {"Realm-P11-v0": _JOB_SHOP}
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _CONSONANTS, _VOWELS = "bdfgklmnprstvz", "aeiou"
 
@@ -278,43 +240,78 @@ def renamed_codec(codec: ActionCodec, names: NameMap) -> ActionCodec:
     return ActionCodec([retyper.action(a) for a in codec.actions])
 
 
-# ====================================================================== the env
-class ObfuscatedEnv(gym.Env):
-    """A REALM env under other names (see the module docstring).
+# ====================================================================== what each problem declares
+def declared_name_fields(env: gym.Env, problem: ProblemSpec | None) -> tuple[str, ...]:
+    """The name fields ``problem`` declares, else a ValueError that says what to fill in."""
+    if problem is None:
+        raise ValueError(f"{type(env.unwrapped).__name__} is no problem of the REALM index, so no ProblemSpec "
+                         "declares its name_fields: pass name_fields=[...] (the instance fields holding names), "
+                         "or add its family (crab_gym.envs.registration.add_family)")
+    if problem.name_fields is None:
+        raise ValueError(f"{problem.env_id}'s ProblemSpec declares no name_fields, so renaming does not know which "
+                         "names to hide: set ProblemSpec(name_fields=(...)) in its spec.py, the instance fields "
+                         "that hold names, e.g. ('locations[]', 'vehicles[].vehicle_id') (() if the instance's own "
+                         "name is its only one), or pass name_fields=[...] here")
+    return problem.name_fields
+
+
+# ====================================================================== the wrapper
+class ObfuscatedNames(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """A REALM env under other names (see the module docstring), as a Gymnasium wrapper:
+    ``ObfuscatedNames(gym.make(id), seed=3)``, or ``gym.make(id, obfuscate=3)`` (the same).
+
+    The renamed env is what an agent meets -- its task text, ``describe()``, tools, mask,
+    reference plan -- and the suite reads that from ``env.unwrapped`` (the LLM adapter, the MCP
+    server, the policies, the episode runner). So this wrapper is its own :attr:`unwrapped`,
+    and the plain env, names and all, stays underneath: :attr:`env` (as wrapped) and
+    :attr:`inner` (its base).
 
     Args:
         env: a REALM env (made by ``gym.make`` or built directly).
         seed: draws the aliases; the same seed and instance give the same names.
-        name_fields: the instance fields holding names (default: :data:`NAME_FIELDS` of the env's id).
+        name_fields: the instance fields holding names (default: ``name_fields`` of the env's
+            ProblemSpec, which a problem declares in its ``spec.py``).
     """
 
     def __init__(self, env: gym.Env, *, seed: int = 0, name_fields: Sequence[str] | None = None) -> None:
-        self._inner = env
-        base = env.unwrapped
-        env_id = _registered_id(base)
-        if name_fields is None:
-            if env_id not in NAME_FIELDS:
-                raise ValueError(f"no name table for {env_id or type(base).__name__}: pass name_fields=[...] "
-                                 f"(instance fields holding names); ids with one: {', '.join(NAME_FIELDS)}")
-            name_fields = NAME_FIELDS[env_id]
-        self.name_fields = tuple(name_fields)
-        self._numbering = NUMBERED.get(env_id or "")
+        gym.utils.RecordConstructorArgs.__init__(self, seed=seed, name_fields=name_fields)
+        gym.Wrapper.__init__(self, env)
+        problem = problem_of(env)
+        self.name_fields = tuple(declared_name_fields(env, problem) if name_fields is None else name_fields)
+        self._numbering = problem.numbering if problem is not None else None
         self.renumbering: Renumbering | None = None
         self._flat_inner: np.ndarray | None = None
         self.obfuscation_seed = int(seed)
-        self.metadata = base.metadata
-        self.render_mode = base.render_mode
-        self.observation_space = env.observation_space
-        self.action_space = env.action_space
         self._instance_key: Any = None
         self.names: NameMap
         self.codec: ActionCodec
         self._rebuild()
 
+    @property
+    def unwrapped(self) -> ObfuscatedNames:
+        """This wrapper: code that reads ``env.unwrapped`` meets the renamed env, never the names."""
+        return self
+
+    @property
+    def inner(self) -> Any:
+        """The plain env underneath (the wrapped env's base), under its own names."""
+        return self.env.unwrapped
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """The wrapped env's spec with this wrapper added (as every Gymnasium wrapper's)."""
+        return gym.Wrapper.spec.fget(self)  # type: ignore[attr-defined]
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        """``gym.make`` sets the spec of ``env.unwrapped`` (this wrapper): it is the plain env's."""
+        self.inner.spec = value
+        self._cached_spec = None
+
     # ------------------------------------------------------------------ names
     def _rebuild(self) -> None:
         """Draw the aliases of the current instance (at construction and when it changes)."""
-        base = self._inner.unwrapped
+        base = self.inner
         instance = base.instance
         key = (id(instance), getattr(instance, "name", None))
         if key == self._instance_key:
@@ -378,13 +375,12 @@ class ObfuscatedEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
-        obs, info = self._inner.reset(seed=seed, options=self._back_options(options))
+        obs, info = self.env.reset(seed=seed, options=self._back_options(options))
         self._rebuild()
         return self._obs(obs), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self._inner.step(self._inner_action(action))
+        obs, reward, terminated, truncated, info = self.env.step(self._inner_action(action))
         return self._obs(obs), reward, terminated, truncated, self._info(info)
 
     def _inner_action(self, action: Any) -> Any:
@@ -405,16 +401,13 @@ class ObfuscatedEnv(gym.Env):
         if self.renumbering is None:
             return action
         try:
-            return self.renumbering.call(self._inner.unwrapped.codec.decode(action), back=True)
+            return self.renumbering.call(self.inner.codec.decode(action), back=True)
         except Exception:  # noqa: BLE001 - not an element of the space: the inner env rejects it
             return action
 
     def render(self) -> Any:
-        frame = self._inner.render()
+        frame = self.env.render()
         return self._text(frame) if isinstance(frame, str) else frame
-
-    def close(self) -> None:
-        self._inner.close()
 
     def _info(self, info: Mapping[str, Any]) -> dict[str, Any]:
         """Every string of the info as shown; sub-goal ids, the call and the solution renamed too."""
@@ -435,25 +428,25 @@ class ObfuscatedEnv(gym.Env):
     # ------------------------------------------------------------------ what LLMs read
     @property
     def task_description(self) -> str:
-        return self._text(_task_text(self._inner.unwrapped))
+        return self._text(_task_text(self.inner))
 
     def describe(self) -> str:
-        return self._text(self._inner.unwrapped.describe())
+        return self._text(self.inner.describe())
 
     def tools(self, fmt: Literal["openai", "anthropic"] = "openai") -> list[dict[str, Any]]:
         return [a.to_tool(fmt) for a in self.codec.actions]
 
     def action_masks(self) -> np.ndarray:
-        mask = self._inner.unwrapped.action_masks()
+        mask = self.inner.action_masks()
         return mask if self._flat_inner is None else np.asarray(mask)[self._flat_inner]
 
     # ------------------------------------------------------------------ scoring
     @property
     def reference(self) -> Any:
-        return self._renamed_reference(self._inner.unwrapped.reference)
+        return self._renamed_reference(self.inner.reference)
 
     def solved_reference(self) -> Any:
-        return self._renamed_reference(self._inner.unwrapped.solved_reference())
+        return self._renamed_reference(self.inner.solved_reference())
 
     def _renamed_reference(self, ref: Any) -> Any:
         if dataclasses.is_dataclass(ref) and getattr(ref, "plan", None):
@@ -461,32 +454,27 @@ class ObfuscatedEnv(gym.Env):
         return ref
 
     def finish_metrics(self) -> dict[str, Any]:
-        return self._shown(self._inner.unwrapped.finish_metrics())
+        return self._shown(self.inner.finish_metrics())
 
     def finish_adaptation(self) -> dict[str, Any]:
-        return self._shown(self._inner.unwrapped.finish_adaptation())
+        return self._shown(self.inner.finish_adaptation())
 
     def deferred_reward(self) -> float:
-        return self._inner.unwrapped.deferred_reward()
+        return self.inner.deferred_reward()
 
     def joint_pass_call(self) -> dict[str, Any] | None:
-        call = self._inner.unwrapped.joint_pass_call()
+        call = self.inner.joint_pass_call()
         return None if call is None else self.shown_call(call)
 
     def __getattr__(self, name: str) -> Any:
-        """Anything else (``completeness``, ``agent_arguments``, ``instance``...) is the inner env's."""
-        if name.startswith("__") or name == "_inner":
+        """Anything else (``completeness``, ``agent_arguments``, ``instance``...) is the plain env's."""
+        if name.startswith("__") or name == "env":
             raise AttributeError(name)
-        return getattr(self._inner.unwrapped, name)
+        return getattr(self.env.unwrapped, name)
 
 
-def _registered_id(base: gym.Env) -> str | None:
-    """The env's id: its spec's, else the id its class is registered under (an env built
-    directly, not by ``gym.make``)."""
-    if base.spec is not None:
-        return base.spec.id
-    target = f"{type(base).__module__}:{type(base).__qualname__}"
-    return next((spec.id for spec in gym.registry.values() if spec.entry_point == target), None)
+#: The name this wrapper had when it was an env of its own (kept for code that imports it).
+ObfuscatedEnv = ObfuscatedNames
 
 
 def _task_text(base: Any) -> str:
@@ -494,10 +482,10 @@ def _task_text(base: Any) -> str:
     return str(text() if callable(text) else text)
 
 
-def make_obfuscated(env_id: str, *, seed: int = 0, **kwargs: Any) -> ObfuscatedEnv:
+def make_obfuscated(env_id: str, *, seed: int = 0, **kwargs: Any) -> ObfuscatedNames:
     """``gym.make(env_id, **kwargs)`` under other names (``seed`` draws them)."""
-    return ObfuscatedEnv(gym.make(env_id, **kwargs), seed=seed)
+    return ObfuscatedNames(gym.make(env_id, **kwargs), seed=seed)
 
 
-__all__ = ["KEPT", "NAME_FIELDS", "NameMap", "ObfuscatedEnv", "instance_names", "make_obfuscated", "renamed_codec",
-           "reserved_words"]
+__all__ = ["NameMap", "ObfuscatedEnv", "ObfuscatedNames", "declared_name_fields", "instance_names", "make_obfuscated",
+           "renamed_codec", "reserved_words"]

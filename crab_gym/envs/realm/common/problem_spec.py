@@ -34,6 +34,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from crab_gym.envs.realm.common.index_permutation import Numbering
 from crab_gym.envs.realm.common.splits import Splits
 
 #: The roles a spec names, in the order the docs list them.
@@ -114,6 +115,16 @@ class ProblemSpec:
     tests: str = ""
     version: int = 0
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, hash=False)
+    #: renaming (``gym.make(id, obfuscate=True)``, :mod:`~crab_gym.envs.realm.common.obfuscation`):
+    #: the instance fields that hold names a model could recognise the instance by -- ``a.b`` an
+    #: attribute, ``[]`` every item of a list, ``{}`` every key of a dict (P3:
+    #: ``("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id")``); ``()``: none
+    #: besides the instance's own name (always hidden); None: not declared (renaming refuses)
+    name_fields: tuple[str, ...] | None = None
+    #: instance words renaming keeps on purpose: kinds, not entities (P7's resources, severities)
+    kept_names: tuple[str, ...] = ()
+    #: entities that are numbers (P11's jobs and machines), renumbered under renaming; None: none
+    numbering: Numbering | None = field(default=None, compare=False, hash=False)
 
     @property
     def env_id(self) -> str:

@@ -20,6 +20,9 @@ P7 = ProblemSpec(
     heuristics=(NamedHeuristic("p7_greedy", "heuristics:GreedyReliefPolicy",
                                "each free vehicle sends the load that earns most severity-weighted need met now"),),
     multiagent=True, disruptions=True, splits=P7_SPLITS, docs="docs/disaster_relief.md", tests="tests/disaster_relief",
+    name_fields=("regions[].id", "vehicles[].id"),
+    kept_names=("medical_supplies", "food", "water", "shelter", "doctors", "nurses", "logistics", "critical", "urgent",
+                "normal", "helicopter", "truck", "boat", "drone", "resource_shortage", "weather_event", "transport_blocked"),
 )
 
 SPECS = (P7,)

@@ -20,6 +20,7 @@ P2 = ProblemSpec(
     heuristics=(NamedHeuristic("p2_earliest_start", "heuristics:EarliestStartPolicy",
                                "earliest-preferred group first, to the guide who can start it soonest"),),
     multiagent=True, splits=P2_SPLITS, docs="docs/group_tours.md", tests="tests/group_tours",
+    name_fields=("groups[].group_id", "guides[].guide_id"),
 )
 
 SPECS = (P2,)

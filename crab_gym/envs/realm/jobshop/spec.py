@@ -1,5 +1,6 @@
 """Where the parts of REALM P11 (job-shop scheduling) live: the problem's record in the index."""
 
+from crab_gym.envs.realm.common.index_permutation import Numbering
 from crab_gym.envs.realm.common.problem_spec import NamedHeuristic, ProblemSpec
 from crab_gym.envs.realm.common.splits import Splits, numbered
 
@@ -31,6 +32,19 @@ P11_SPLITS = Splits(
     "quick = ft06, la01, la16; each family (ft, la, ta, abz, orb, swv, yn) is a split of its own",
 )
 
+#: P11's jobs and machines are numbers, not names: renaming (``obfuscate=True``) renumbers them
+#: by seeded permutations wherever they appear (:mod:`crab_gym.envs.realm.common.index_permutation`).
+JOB_SHOP_NUMBERING = Numbering(
+    sizes={"job": "n_jobs", "machine": "n_machines"},
+    rows={"action_mask": "job", "done": "job", "lower_bound": "job", "machine": "job", "processing_time": "job",
+          "machine_available": "machine"},
+    values={"machine": "machine"},
+    arguments={"dispatch.job": "job"},
+    lists={"sequence": ("machine", "job")},
+    records={"job": "job", "machine": "machine"},
+    text={r"\bjob (\d+)\b": "job", r"\bjob_(\d+)_": "job", r"\bM(\d+)\b": "machine"},
+)
+
 P11 = ProblemSpec(
     problem="P11", title="job-shop scheduling", package=__package__,
     env="env:JobShopEnv", names="library:list_jssp_instances", load="library:load_jssp_instance",
@@ -42,6 +56,7 @@ P11 = ProblemSpec(
         for name, what in RULES
     ),
     idle_plan=False, splits=P11_SPLITS, docs="docs/jobshop.md", tests="tests/jobshop",
+    name_fields=(), numbering=JOB_SHOP_NUMBERING,
 )
 
 
@@ -101,6 +116,7 @@ def _variant(problem: str, title: str, env: str, upstream_keys: tuple[str, ...],
         disruptions=problem != "J3", idle_plan=False, splits=splits, docs="docs/jobshop.md", tests="tests/jobshop",
         reference_attack="variants.oracle:attack_reference",
         probe_replanners=("variants.heuristics:EarliestStart", "variants.heuristics:GapFillingReplanner"),
+        name_fields=(), kept_names=(problem, "machines", "jobs", "machine"),
     )
 
 

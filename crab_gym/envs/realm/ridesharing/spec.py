@@ -6,6 +6,9 @@ from crab_gym.envs.realm.common.splits import Splits, numbered
 GREEDY = NamedHeuristic("ridesharing_greedy", "heuristics:greedy_action",
                         "each free vehicle to the legal stop it can serve soonest", style="action")
 
+#: The instance fields that hold names (renamed by ``obfuscate=True``), the same in both problems.
+NAME_FIELDS = ("locations[]", "requests[].passenger_id", "vehicles[].vehicle_id")
+
 P3_SPLITS = Splits(
     dev=numbered("p3", small=(1, 4, 7), medium=(1, 4, 7), large=(1, 4)),
     test=numbered("p3", small=(2, 3, 5, 6, 8), medium=(2, 3, 5, 6), large=(2, 3, 5)),
@@ -21,6 +24,7 @@ P3 = ProblemSpec(
     upstream="formats:from_upstream_p3", upstream_keys=("city_map", "ride_requests"),
     upstream_marks=("city_map", "ride_requests"),
     heuristics=(GREEDY,), multiagent=True, splits=P3_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",
+    name_fields=NAME_FIELDS,
 )
 
 P4_SPLITS = Splits(
@@ -38,6 +42,8 @@ P4 = ProblemSpec(
     upstream="formats:from_upstream_p4", upstream_keys=("city_map", "ride_requests", "disruptions"),
     upstream_marks=("city_map", "ride_requests"),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P4_SPLITS, docs="docs/ridesharing.md", tests="tests/ridesharing",
+    name_fields=NAME_FIELDS,
+    kept_names=("accident", "local_traffic_congestion", "road_closure", "vehicle_breakdown"),
 )
 
 SPECS = (P3, P4)

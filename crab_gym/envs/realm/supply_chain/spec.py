@@ -22,6 +22,8 @@ P10 = ProblemSpec(
         "pushes units through the stages, then orders the scarcest component from the cheapest timely supplier",
         style="action"),),
     multiagent=True, disruptions=True, splits=P10_SPLITS, docs="docs/supply_chain.md", tests="tests/supply_chain",
+    name_fields=("components[].name", "suppliers[].supplier_id", "suppliers[].location", "facilities[].location"),
+    kept_names=("assembly", "testing", "packaging", "machine_breakdown", "resource_shortage"),
 )
 
 SPECS = (P10,)

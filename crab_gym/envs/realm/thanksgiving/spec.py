@@ -6,6 +6,9 @@ from crab_gym.envs.realm.common.splits import Splits, numbered
 GREEDY = NamedHeuristic("thanksgiving_greedy", "heuristics:greedy_action",
                         "fetch the earliest flights first, then cook the longest remaining chain first", style="action")
 
+#: The instance fields that hold names (renamed by ``obfuscate=True``), the same in both problems.
+NAME_FIELDS = ("cars[].car_id", "cars[].start", "members[].member_id", "tasks[].task_id", "flights[].flight_id")
+
 P6_SPLITS = Splits(
     dev=numbered("p6", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
     test=numbered("p6", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
@@ -21,6 +24,7 @@ P6 = ProblemSpec(
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members"),
     upstream_marks=("cooking_tasks", "family_members"),
     heuristics=(GREEDY,), multiagent=True, splits=P6_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
+    name_fields=NAME_FIELDS,
 )
 
 P9_SPLITS = Splits(
@@ -38,6 +42,7 @@ P9 = ProblemSpec(
     upstream="formats:from_upstream", upstream_keys=("cooking_tasks", "family_members", "disruptions"),
     upstream_marks=("cooking_tasks", "family_members"),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P9_SPLITS, docs="docs/thanksgiving.md", tests="tests/thanksgiving",
+    name_fields=NAME_FIELDS, kept_names=("flight_delay",),
 )
 
 SPECS = (P6, P9)

@@ -7,6 +7,9 @@ GREEDY = NamedHeuristic("wedding_greedy", "heuristics:greedy_action",
                         "each free vehicle to the legal guest or errand it can begin soonest, unloading at the venue",
                         style="action")
 
+#: The instance fields that hold names (renamed by ``obfuscate=True``), the same in both problems.
+NAME_FIELDS = ("places[]", "guests[].guest_id", "errands[].errand_id", "vehicles[].vehicle_id")
+
 P5_SPLITS = Splits(
     dev=numbered("p5", small=(0, 3, 6), medium=(0, 3, 6), large=(0, 3)),
     test=numbered("p5", small=(1, 2, 4, 5), medium=(1, 2, 4, 5), large=(1, 2, 4, 5)),
@@ -22,6 +25,7 @@ P5 = ProblemSpec(
     upstream="formats:from_upstream_p5", upstream_keys=("guests", "errands", "travel_times"),
     upstream_marks=("travel_times",),
     heuristics=(GREEDY,), multiagent=True, splits=P5_SPLITS, docs="docs/wedding.md", tests="tests/wedding",
+    name_fields=NAME_FIELDS,
 )
 
 P8_SPLITS = Splits(
@@ -39,6 +43,7 @@ P8 = ProblemSpec(
     upstream="formats:from_upstream_p8", upstream_keys=("guests", "errands", "travel_times", "disruptions"),
     upstream_marks=("travel_times",),
     heuristics=(GREEDY,), multiagent=True, disruptions=True, splits=P8_SPLITS, docs="docs/wedding.md", tests="tests/wedding",
+    name_fields=NAME_FIELDS, kept_names=("traffic_delay", "road_closure"),
 )
 
 SPECS = (P5, P8)
