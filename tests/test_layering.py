@@ -40,7 +40,8 @@ LAZY_THIRD_PARTY = {
     "pettingzoo", "tqdm",
 }
 
-BASE = ("crab_gym.core",)
+RUNNER = ("crab_gym.evaluation",)
+BASE = ("crab_gym.core", *RUNNER)
 ENV_BASE = (*BASE, "crab_gym.envs.base", "crab_gym.envs.canvas")
 COMMON = (*ENV_BASE, "crab_gym.envs.realm.common")
 
@@ -54,16 +55,12 @@ EXACT: dict[str, tuple[str, ...] | None] = {
     "crab_gym.envs": (),
     "crab_gym.envs.realm": (),
     "crab_gym._optional": (),
-    # test harnesses: they drive envs with the baselines and shipped instances
-    "crab_gym.envs.testing": None,
-    "crab_gym.envs.scoring_check": None,
     "crab_gym": ("crab_gym.envs.registration",),
-    "crab_gym.multiagent.testing": (*COMMON, "crab_gym.multiagent", "crab_gym.envs.testing",
-                                    "crab_gym.envs.registration"),
 }
 
 #: Packages, by prefix (the first that matches): prefix -> the prefixes its modules may import from.
 PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("crab_gym.evaluation", RUNNER),
     ("crab_gym.core", BASE),
     ("crab_gym.envs.realm.common", COMMON),
     *((f"crab_gym.envs.realm.{family}", (*COMMON, f"crab_gym.envs.realm.{family}")) for family in FAMILIES),

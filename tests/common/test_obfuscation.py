@@ -17,6 +17,7 @@ from gymnasium.utils.env_checker import check_env
 
 import crab_gym  # noqa: F401
 from crab_gym.baselines import OraclePolicy
+from crab_gym.checks.scoring import greedy_factory
 from crab_gym.envs.realm.common.obfuscation import (
     KEPT,
     NAME_FIELDS,
@@ -27,7 +28,6 @@ from crab_gym.envs.realm.common.obfuscation import (
     reserved_words,
 )
 from crab_gym.envs.registration import realm_ids
-from crab_gym.envs.scoring_check import greedy_factory
 from crab_gym.wrappers import LLMAdapter
 
 IDS = realm_ids()

@@ -26,7 +26,6 @@ import networkx as nx
 import numpy as np
 
 from crab_gym.core.keywords import did_you_mean, unknown_keys_message  # noqa: F401 - re-exported
-from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
@@ -42,6 +41,7 @@ from crab_gym.envs.realm.common.references import (
     solves_deferred,
 )
 from crab_gym.envs.realm.common.viewer import Viewer, check_viewer
+from crab_gym.evaluation.unfinished import SCORE_METRICS
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).

@@ -24,7 +24,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
-from crab_gym.core.episode import EpisodeResult
+from crab_gym.evaluation.episode import EpisodeResult
 
 try:
     import fcntl

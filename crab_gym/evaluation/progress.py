@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
-from crab_gym.core.episode import EpisodeResult
+from crab_gym.evaluation.episode import EpisodeResult
 
 
 class EpisodeProgress:

@@ -3,7 +3,7 @@
 An episode is *unfinished* when the env did not end it and the infrastructure is not to
 blame: it was cut by a step limit (``--max-steps``, an agent's own limit), a time limit, or a
 client that stopped it (``truncated``), or the policy's own code raised (an agent failure,
-:mod:`crab_gym.core.outcome`). It has no plan, and doing nothing scores 0 (the scoring
+:mod:`crab_gym.evaluation.outcome`). It has no plan, and doing nothing scores 0 (the scoring
 contract), so in the means of the REALM score metrics it counts **0 on every metric that
 applies to it**, and is left out only of a metric that does not apply:
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from crab_gym.core.outcome import is_infra_failure
+from crab_gym.evaluation.outcome import is_infra_failure
 
 #: The REALM score metrics (resource usage, the sixth, is measured by the runner).
 SCORE_METRICS = ("planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation")

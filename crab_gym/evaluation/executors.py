@@ -1,9 +1,9 @@
 """Where episodes run: in this thread, in threads, in worker processes (or on Ray, see
-:mod:`crab_gym.core.ray_executor`). Each executor yields results as episodes finish; the
+:mod:`crab_gym.evaluation.ray_executor`). Each executor yields results as episodes finish; the
 benchmark sorts them by spec, so completion order never reaches a report.
 
 Worker processes are started with ``spawn``: a worker imports crab_gym itself and gets the
-:class:`~crab_gym.core.episode_runner.EpisodeContext` once, then one small spec per episode.
+:class:`~crab_gym.evaluation.episode_runner.EpisodeContext` once, then one small spec per episode.
 A worker that dies (killed, segfault, ``os._exit``) has its episode retried once on a fresh
 worker; if that dies too, the episode is recorded as failed and the run goes on. A driver that
 dies (``kill -9``) takes its workers with it: each watches its parent and exits at once,
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
-from crab_gym.core.cpu_turn import CpuTurn
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.episode_runner import EnvPool, EpisodeContext, run_episode
-from crab_gym.core.ray_executor import RayExecutor
-from crab_gym.core.worker_death import WORKER_DEATH_RETRIES, died_result
+from crab_gym.evaluation.cpu_turn import CpuTurn
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec
+from crab_gym.evaluation.episode_runner import EnvPool, EpisodeContext, run_episode
+from crab_gym.evaluation.ray_executor import RayExecutor
+from crab_gym.evaluation.worker_death import WORKER_DEATH_RETRIES, died_result
 
 
 class Executor(Protocol):

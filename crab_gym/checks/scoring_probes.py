@@ -19,7 +19,7 @@ problem index, on every id with disruptions (and every id that declares a refere
   hinted with the reference plan, 1 worker, 10 deterministic seconds) on each reference. A
   broken promise: a plan cheaper than the reference.
 
-Like :mod:`.scoring_check` it sits on top of the package (it drives envs with the suite's
+Like :mod:`.scoring` it sits on top of the package (it drives envs with the suite's
 baselines); nothing in the library imports it.
 """
 
@@ -36,10 +36,10 @@ import gymnasium as gym
 from crab_gym.baselines.hold_back import HoldBackPolicy
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.checks.scoring import EPS, ScoringReport, play, problem_of, shipped_instances, step_cap
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec, load_entry_point
 from crab_gym.envs.realm.index import problem_spec
-from crab_gym.envs.scoring_check import EPS, ScoringReport, play, problem_of, shipped_instances, step_cap
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 #: How much higher a hold-back agent's mean adaptation may be than honest play's.
 HOLD_BACK_MARGIN = 0.02

@@ -2,7 +2,7 @@
 
 :class:`EpisodeContext` is what a worker receives once (the policy factories and the env
 registrations the driver knows); after that, each episode needs only its
-:class:`~crab_gym.core.episode.EpisodeSpec`. Factories must be picklable for process and Ray
+:class:`~crab_gym.evaluation.episode.EpisodeSpec`. Factories must be picklable for process and Ray
 workers: the baselines registry's named factories are (they rebuild the policy by name).
 
 An :class:`EnvPool` (one per worker: the serial run, each process worker, the thread pool)
@@ -30,10 +30,10 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-from crab_gym.core.cpu_turn import CpuTurn
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
-from crab_gym.core.outcome import INFRA, blame
-from crab_gym.core.unfinished import no_plan_metrics
+from crab_gym.evaluation.cpu_turn import CpuTurn
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec, episode_success
+from crab_gym.evaluation.outcome import INFRA, blame
+from crab_gym.evaluation.unfinished import no_plan_metrics
 
 #: Seconds a reset may take before the runner says on stderr what it waits on.
 SLOW_RESET_NOTICE_S = 5.0
@@ -145,14 +145,14 @@ class EnvPool:
 def run_episode(spec: EpisodeSpec, context: EpisodeContext, turn: CpuTurn | None = None,
                 pool: EnvPool | None = None) -> EpisodeResult:
     """One episode; any exception becomes the result's ``error`` (the run goes on), blamed
-    on the agent or the infrastructure (``error_kind``, :func:`crab_gym.core.outcome.blame`). With a
+    on the agent or the infrastructure (``error_kind``, :func:`crab_gym.evaluation.outcome.blame`). With a
     ``pool`` the env comes from it and goes back to it after a clean episode."""
     with turn.held() if turn is not None else nullcontext():
         return _guarded_episode(spec, context, pool)
 
 
 class _PolicyCalls:
-    """Whose code runs now, for the blame of an exception (:mod:`crab_gym.core.outcome`): the
+    """Whose code runs now, for the blame of an exception (:mod:`crab_gym.evaluation.outcome`): the
     policy's (building it, ``reset``, ``seed``, choosing an action, ``play_episode``) or the
     rest (the env, the metrics, the runner). ``active`` is set around the policy's calls and
     cleared only when they return, so an exception leaves it standing."""
@@ -298,7 +298,7 @@ def episode_metrics(env: gym.Env, info: Mapping[str, Any], terminated: bool,
                     disruptions_fired: int | None) -> dict[str, Any]:
     """The episode's record of metrics: :func:`finished_metrics` of an episode the env ended;
     of one it did not end (cut by a step or time limit), no plan: a REALM env's (one with
-    ``finish_metrics``) score metrics that apply are 0 (:func:`~crab_gym.core.unfinished.no_plan_metrics`;
+    ``finish_metrics``) score metrics that apply are 0 (:func:`~crab_gym.evaluation.unfinished.no_plan_metrics`;
     ``disruptions_fired``: how many disruptions struck before the cut, None if unknown)."""
     if terminated:
         return finished_metrics(env, info)

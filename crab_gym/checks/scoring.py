@@ -40,10 +40,10 @@ import numpy as np
 
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.core.episode import episode_success
-from crab_gym.core.episode_runner import deferred_return, finished_metrics
 from crab_gym.core.schema import emptiest_arguments
 from crab_gym.datasets import generate_instance, list_instances
+from crab_gym.evaluation.episode import episode_success
+from crab_gym.evaluation.episode_runner import deferred_return, finished_metrics
 
 #: Metrics that claim quality: doing nothing must not score above 0 on any of them.
 QUALITY_METRICS = ("optimality", "planning_quality", "coordination", "adaptation")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from crab_gym.core.outcome import outcome
+from crab_gym.evaluation.outcome import outcome
 
 #: The labels that place an episode in a benchmark: its split, its instance and that one's size.
 CASE_LABELS = ("split", "instance", "size")
@@ -108,7 +108,7 @@ class EpisodeResult:
     the other fields then hold what was measured before the exception, and ``error_kind`` says
     who is to blame: ``"agent"`` (the policy's own code raised) or ``"infra"`` (the env, the
     worker, the model API...; None in records written before the field: infra too). See
-    :attr:`outcome` and :mod:`crab_gym.core.outcome`.
+    :attr:`outcome` and :mod:`crab_gym.evaluation.outcome`.
 
     ``wall_time_s`` and ``usage["latency_s"]`` are wall-clock measurements by the runner;
     ``usage`` also holds a policy's resource use (LLM tokens and requests), REALM's
@@ -161,7 +161,7 @@ class EpisodeResult:
     @property
     def outcome(self) -> str:
         """``finished`` (a complete, feasible plan), ``agent_failed`` or ``infra_failed``:
-        the three outcomes the report keeps apart (:func:`crab_gym.core.outcome.outcome`)."""
+        the three outcomes the report keeps apart (:func:`crab_gym.evaluation.outcome.outcome`)."""
         return outcome(self)
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,9 +3,9 @@ per-size breakdown, statistics across seeds, errors, JSON, Markdown and a plot.
 
 A report is a pure function of its episodes, sorted by spec: the same episodes give the same
 report whichever backend ran them and in whatever order they finished; its bootstrap draws
-come from a fixed seed (:mod:`crab_gym.core.stats`). Only the wall-clock measurements differ
+come from a fixed seed (:mod:`crab_gym.evaluation.stats`). Only the wall-clock measurements differ
 between runs (:data:`WALL_CLOCK_FIELDS`); :meth:`BenchmarkReport.comparable` drops exactly
-those, for comparing runs. The rows themselves are built in :mod:`crab_gym.core.report_rows`.
+those, for comparing runs. The rows themselves are built in :mod:`crab_gym.evaluation.report_rows`.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.card import RunCard
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
-from crab_gym.core.outcome import AGENT_FAILED, is_infra_failure
-from crab_gym.core.report_rows import CI_METRICS, group_key, report_tables, summary_rows, usage_tokens
-from crab_gym.core.stats import LEVEL, RESAMPLES, SEED
-from crab_gym.core.unfinished import SCORE_METRICS
-from crab_gym.core.unfinished import is_number as _is_number
+from crab_gym.evaluation.card import RunCard
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.llm_report import LLM_LEGEND, Prices, llm_markdown, llm_summary
+from crab_gym.evaluation.outcome import AGENT_FAILED, is_infra_failure
+from crab_gym.evaluation.report_rows import CI_METRICS, group_key, report_tables, summary_rows, usage_tokens
+from crab_gym.evaluation.stats import LEVEL, RESAMPLES, SEED
+from crab_gym.evaluation.unfinished import SCORE_METRICS
+from crab_gym.evaluation.unfinished import is_number as _is_number
 
 #: Columns the runner measures, then the REALM metrics, in table order.
 RUNNER_COLUMNS = (
@@ -176,7 +176,7 @@ class BenchmarkReport:
 
     ``resumed`` counts the episodes a run found already stored instead of running them; it
     describes the run, not the results, so it is not part of the written report. ``prices``
-    (per million tokens) price the LLM table's tokens (:mod:`crab_gym.core.llm_report`);
+    (per million tokens) price the LLM table's tokens (:mod:`crab_gym.evaluation.llm_report`);
     ``baselines`` names the non-LLM policies, so that any other policy (an agent played over
     MCP, which counts no tokens) gets an LLM row too.
     """
@@ -185,7 +185,7 @@ class BenchmarkReport:
     resumed: int = 0
     prices: Prices | None = None
     baselines: frozenset[str] | None = None
-    #: the run's card (:class:`~crab_gym.core.card.RunCard` as JSON): what was run, with what
+    #: the run's card (:class:`~crab_gym.evaluation.card.RunCard` as JSON): what was run, with what
     #: budgets and versions, and the command that reruns it; it opens report.md and report.json
     card: dict[str, Any] | None = None
 
@@ -208,7 +208,7 @@ class BenchmarkReport:
         episodes (all but the infrastructure failures; ``None`` when there is none) with their
         95 % intervals under ``ci``, and the statistics across seeds. An episode the env did
         not end (``truncated``) counts 0 in the mean of each REALM metric that applies to it on
-        its instance (:mod:`crab_gym.core.unfinished`)."""
+        its instance (:mod:`crab_gym.evaluation.unfinished`)."""
         return summary_rows(self.results)
 
     def by_size(self) -> list[dict[str, Any]]:
@@ -218,7 +218,7 @@ class BenchmarkReport:
     def llm_summary(self) -> list[dict[str, Any]]:
         """The LLM table: one row per model x env (x split, kwargs) of the policies that report
         ``usage``: feasible and optimal rates, optimality over feasible plans only, tokens,
-        requests, wall time and cost (see :mod:`crab_gym.core.llm_report`)."""
+        requests, wall time and cost (see :mod:`crab_gym.evaluation.llm_report`)."""
         return llm_summary(self.results, self.prices, self.baselines)
 
     def error_groups(self) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Benchmark: run policies over envs for seeded episodes and report returns, sub-goals and
 REALM metrics.
 
-A run is a list of :class:`~crab_gym.core.episode.EpisodeSpec` (env x kwargs x policy x
+A run is a list of :class:`~crab_gym.evaluation.episode.EpisodeSpec` (env x kwargs x policy x
 episode index; episode ``i`` has seed ``seeds[i]``, the same for every env and policy, so
 policies meet the same instances). An executor runs them (in this thread, in worker
 processes, in threads for I/O-bound policies, or on Ray); the report sorts them by spec, so
@@ -16,7 +16,7 @@ adds episodes (more seeds, another policy) to a directory extends it. The runner
 env) measures wall-clock time, so envs stay deterministic.
 
 An episode that raises never loses the others: it is recorded with its error (blamed on the
-agent or the infrastructure, :mod:`crab_gym.core.outcome`) and the run goes on; a rerun with
+agent or the infrastructure, :mod:`crab_gym.evaluation.outcome`) and the run goes on; a rerun with
 ``retry_errors`` runs the infrastructure failures again. A Ctrl-C still stops the run; the :class:`KeyboardInterrupt` then carries the
 episodes finished so far as ``partial_report``.
 """
@@ -28,13 +28,13 @@ from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EnvCase, EpisodeResult, EpisodeSpec, canonical_json, episode_success
-from crab_gym.core.episode_runner import EpisodeContext, Policy, PolicyFactory
-from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
-from crab_gym.core.executors import check_picklable, make_executor
-from crab_gym.core.outcome import is_infra_failure
-from crab_gym.core.progress import EpisodeProgress
-from crab_gym.core.report import (
+from crab_gym.evaluation.episode import EnvCase, EpisodeResult, EpisodeSpec, canonical_json, episode_success
+from crab_gym.evaluation.episode_runner import EpisodeContext, Policy, PolicyFactory
+from crab_gym.evaluation.episode_store import EpisodeStore, EpisodeStoreConflict
+from crab_gym.evaluation.executors import check_picklable, make_executor
+from crab_gym.evaluation.outcome import is_infra_failure
+from crab_gym.evaluation.progress import EpisodeProgress
+from crab_gym.evaluation.report import (
     COUNT_COLUMNS,
     LEGEND,
     REALM_METRICS,
@@ -139,7 +139,7 @@ class Benchmark:
                 episodes' identity).
             log: receives notes for the user (episodes resumed, a torn line dropped).
             retry_errors: with ``out``, run again the stored episodes that failed on
-                infrastructure (:mod:`crab_gym.core.outcome`) instead of resuming them; each
+                infrastructure (:mod:`crab_gym.evaluation.outcome`) instead of resuming them; each
                 new record is appended and replaces the old one in the report.
         """
         plan = self.specs(list(policies), policy_kwargs)

@@ -2,7 +2,7 @@
 existing cluster (``address``, e.g. ``"auto"`` on a node where ``ray start`` ran).
 
 Workers import crab_gym themselves (the task function is found by its module name). The
-:class:`~crab_gym.core.episode_runner.EpisodeContext` goes into the object store once; each
+:class:`~crab_gym.evaluation.episode_runner.EpisodeContext` goes into the object store once; each
 task carries only its spec. Ray reruns a task whose worker died once
 (``max_retries=WORKER_DEATH_RETRIES``); after that the episode is recorded as failed.
 ``workers`` caps how many tasks are in flight (default: the cluster's CPUs).
@@ -14,9 +14,9 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.episode_runner import EpisodeContext, run_episode
-from crab_gym.core.worker_death import WORKER_DEATH_RETRIES, died_result
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec
+from crab_gym.evaluation.episode_runner import EpisodeContext, run_episode
+from crab_gym.evaluation.worker_death import WORKER_DEATH_RETRIES, died_result
 
 RAY_MISSING = 'the ray backend needs ray: pip install "crab_gym[ray]"'
 

@@ -5,12 +5,12 @@ instance of a split** (a split's episodes carry their instance among the kwargs;
 kwargs leave it out), or, for a run that named no split, over the one set of kwargs it used.
 The per-size rows add the instance's size class to the key.
 
-Each row counts its episodes by outcome (:mod:`crab_gym.core.outcome`): the infrastructure
+Each row counts its episodes by outcome (:mod:`crab_gym.evaluation.outcome`): the infrastructure
 failures are counted and left out of every mean; the others are all measured, an agent
 failure counting as a failure. A mean of ``return``, ``completeness``, ``success`` and each
-REALM score metric gets a 95 % interval (:mod:`crab_gym.core.stats`): a bootstrap over the
+REALM score metric gets a 95 % interval (:mod:`crab_gym.evaluation.stats`): a bootstrap over the
 row's instances and, within each, its seeds. What applies to an episode that has no plan is
-decided per instance (:mod:`crab_gym.core.unfinished`).
+decided per instance (:mod:`crab_gym.evaluation.unfinished`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.core.episode import EpisodeResult, canonical_json
-from crab_gym.core.outcome import is_infra_failure
-from crab_gym.core.stats import bootstrap_intervals, draw, mean_pass_at_k, seed_spread
-from crab_gym.core.unfinished import SCORE_METRICS, is_number, is_unfinished, measured_metrics, scored_value
+from crab_gym.evaluation.episode import EpisodeResult, canonical_json
+from crab_gym.evaluation.outcome import is_infra_failure
+from crab_gym.evaluation.stats import bootstrap_intervals, draw, mean_pass_at_k, seed_spread
+from crab_gym.evaluation.unfinished import SCORE_METRICS, is_number, is_unfinished, measured_metrics, scored_value
 
 #: The means that get a bootstrap interval: the runner's three, then the REALM score metrics.
 CI_METRICS = ("return", "completeness", "success", *SCORE_METRICS)
@@ -57,7 +57,7 @@ def instance_key(result: EpisodeResult) -> str:
 
 
 def applies_key(result: EpisodeResult) -> tuple[str, str]:
-    """Where what applies is decided (:func:`~crab_gym.core.unfinished.measured_metrics`):
+    """Where what applies is decided (:func:`~crab_gym.evaluation.unfinished.measured_metrics`):
     the env and its full kwargs, the instance among them."""
     return result.env_id, canonical_json(result.env_kwargs)
 

@@ -6,7 +6,7 @@ valid or not, which flatters a model that writes cheap invalid plans. Here:
 
 * ``feasible`` is the share of the measured episodes that ended with a complete plan breaking
   no constraint (the runner's ``success``, and not ``metrics["feasible"] is False``): an
-  infrastructure failure (the model API failing, :mod:`crab_gym.core.outcome`) is left out, an
+  infrastructure failure (the model API failing, :mod:`crab_gym.evaluation.outcome`) is left out, an
   episode the agent's own code raised in counts as no plan;
 * ``optimal`` is the share (of the same episodes) whose plan was feasible with ``optimality >= 0.999``;
 * ``optimality_feasible`` is the mean optimality over the feasible plans only (``n/a`` when none
@@ -31,9 +31,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.outcome import is_infra_failure
-from crab_gym.core.report_rows import group_key
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.outcome import is_infra_failure
+from crab_gym.evaluation.report_rows import group_key
 
 #: The policy kinds the CLI prefixes to a model name (``llm:<model>``).
 LLM_KINDS = ("llm", "multi-llm")
@@ -174,7 +174,7 @@ def llm_summary(results: Sequence[EpisodeResult], prices: Prices | None = None,
                 baselines: Collection[str] | None = None) -> list[dict[str, Any]]:
     """The LLM table: a row per (env, split, kwargs, policy) whose episodes carry ``usage``, or
     (given ``baselines``) whose policy is none of them; by model, then env. A split's instances
-    form one row, as in the summary (:func:`crab_gym.core.report_rows.group_key`)."""
+    form one row, as in the summary (:func:`crab_gym.evaluation.report_rows.group_key`)."""
     with_usage = {r.policy for r in results if r.usage}
     groups: dict[tuple[str, str | None, str, str], list[EpisodeResult]] = {}
     for r in results:

@@ -5,8 +5,8 @@ Shared by the process and Ray executors so that both backends report a death the
 
 from __future__ import annotations
 
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.outcome import INFRA
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec
+from crab_gym.evaluation.outcome import INFRA
 
 #: How many times an episode whose worker died is run again before it is recorded as failed.
 WORKER_DEATH_RETRIES = 1

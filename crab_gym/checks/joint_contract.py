@@ -1,6 +1,6 @@
 """The joint-action contract of a multi-agent REALM view, as a test users can run.
 
-The counterpart of :mod:`crab_gym.envs.testing` for :class:`~crab_gym.multiagent.RealmParallelEnv`:
+The counterpart of :mod:`crab_gym.checks.contract` for :class:`~crab_gym.multiagent.RealmParallelEnv`:
 :func:`check_joint_contract` plays many joint steps mixing legal moves, passes, masked moves,
 deliberate conflicts and elements outside an agent's action space, and checks:
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.envs.testing import ContractReport, same, state_snapshot
+from crab_gym.checks.contract import ContractReport, same, state_snapshot
 from crab_gym.multiagent.binding import NOOP
 from crab_gym.multiagent.parallel import INFO_KEYS, RealmParallelEnv
 

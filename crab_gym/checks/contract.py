@@ -14,30 +14,22 @@ space -- and checks what a user of the suite relies on:
 :func:`registered_env_ids` lists the ids the registry maps to crab_gym (or to a given package),
 so that a test suite covers every env without a hand-written list::
 
-    from crab_gym.envs.testing import check_contract, registered_env_ids
+    from crab_gym.checks.contract import check_contract, registered_env_ids
     for env_id in registered_env_ids():
         check_contract(env_id, steps=2000).raise_if_failed()
 
-``python -m crab_gym.envs.testing [ids...] --steps N`` runs it from the shell and prints one row
-per env (the figures of a fuzz run).
-
-:func:`check_scoring` (from :mod:`crab_gym.envs.scoring_check`) checks the scoring contract of a
-REALM id on its shipped instances -- doing nothing scores 0, better plans never score lower,
-infeasible is 0, no plan found beats the reference, do-nothing < random < greedy < oracle --
-with plans built to break each promise; ``python -m crab_gym.envs.testing --scoring [ids...]``
-prints one row per id.
+``python -m crab_gym.checks [ids...] --steps N`` runs it from the shell and prints one row
+per env (the figures of a fuzz run); the scoring contract is :mod:`crab_gym.checks.scoring`'s.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextvars
 import copy
 import functools
 import math
-import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +39,7 @@ from gymnasium import spaces
 
 from crab_gym.core.action import Action
 from crab_gym.core.spaces import short_repr
-from crab_gym.envs.registration import realm_ids, register_envs
-from crab_gym.envs.scoring_check import ScoringReport
-from crab_gym.envs.scoring_check import check_scoring as check_honest_roles
-from crab_gym.envs.scoring_probes import check_adversarial
+from crab_gym.envs.registration import register_envs
 
 #: Attributes of an env left out of its state snapshot: random generators, spaces, settings.
 _SNAPSHOT_SKIP = frozenset(
@@ -586,83 +575,3 @@ def check_contract(
         if isinstance(env_or_id, str):
             env.close()
     return report
-
-
-def check_scoring(env_id: str, *, adversarial: bool = False, probe_options: Mapping[str, Any] | None = None,
-                  **options: Any) -> ScoringReport:
-    """The scoring contract of ``env_id``: promises 1-6 with plans built to break them
-    (:func:`crab_gym.envs.scoring_check.check_scoring`, whose ``options`` it takes), and with
-    ``adversarial=True`` promise 7 too: the adversarial probes
-    (:func:`crab_gym.envs.scoring_probes.check_adversarial`, with ``probe_options``) on the
-    same instances (default: the shipped small and medium ones), their findings in the report."""
-    report = check_honest_roles(env_id, **options)
-    if adversarial:
-        probes = dict(probe_options or {})
-        if options.get("instances") is not None:
-            probes.setdefault("instances", options["instances"])
-        probes.setdefault("make_kwargs", options.get("make_kwargs"))
-        report.absorb(check_adversarial(env_id, **probes))
-    return report
-
-
-def scoring_main(ids: list[str], seed: int, tries: int, generated: int = 0, adversarial: bool = False) -> int:
-    """``--scoring``: :func:`check_scoring` on each REALM id, a row per id, failures on stderr."""
-    ids = ids or realm_ids()
-    print("| env | instances | do-nothing | random | greedy | oracle | promises |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    failed = False
-    for env_id in ids:
-        report = check_scoring(env_id, seed=seed, search_tries=tries, generated=generated, adversarial=adversarial)
-        cells = " | ".join(report.mean_cells())
-        print(f"| {env_id} | {len(report.instances)} | {cells} | {report.verdict()} |", flush=True)
-        for kind, count in report.kinds().items():
-            print(f"{env_id}: {count} x {kind}", file=sys.stderr)
-        failed |= not report.ok
-    return 1 if failed else 0
-
-
-def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m crab_gym.envs.testing``: the contract check over registered ids, or with
-    ``--scoring`` the scoring contract over the REALM ids."""
-    parser = argparse.ArgumentParser(prog="python -m crab_gym.envs.testing", description=__doc__.split("\n")[0])
-    parser.add_argument("ids", nargs="*", help="env ids (default: every registered crab_gym id)")
-    parser.add_argument("--steps", type=int, default=2000, help="mixed steps per env (default 2000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the action draws and resets")
-    parser.add_argument("--scoring", action="store_true",
-                        help="check the scoring contract (check_scoring) on every shipped instance instead")
-    parser.add_argument("--tries", type=int, default=20, help="--scoring: local-search steps per instance (default 20)")
-    parser.add_argument("--generated", type=int, default=0,
-                        help="--scoring: also check this many small generated instances per id (default 0)")
-    parser.add_argument("--adversarial", action="store_true",
-                        help="--scoring: also play the adversarial probes (hold-back, re-planners, reference attack)")
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    if args.scoring:
-        return scoring_main(args.ids, args.seed, args.tries, args.generated, args.adversarial)
-    ids = args.ids or registered_env_ids()
-    print("| env | steps | episodes | legal | invalid tried | out of space | exceptions | contract |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    reports = []
-    for env_id in ids:
-        report = check_contract(env_id, steps=args.steps, seed=args.seed)
-        reports.append(report)
-        print(report.row(), flush=True)
-    total = ContractReport("total")
-    for r in reports:
-        total.steps += r.steps
-        total.episodes += r.episodes
-        total.legal_steps += r.legal_steps
-        total.invalid_tried += r.invalid_tried
-        total.out_of_space_tried += r.out_of_space_tried
-        total.exceptions += r.exceptions
-        total.failures += r.failures
-    print(total.row())
-    for r in reports:
-        for note in r.notes():
-            print(note)
-        for failure in r.failures:
-            print(f"{r.env_id}: {failure}", file=sys.stderr)
-    return 0 if total.ok else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
