@@ -3,7 +3,7 @@ play, the greedy heuristic and the oracle's plan over the shipped set (the episo
 applies), and how many random episodes score at least 0.99 (a metric random play maxes out
 does not rank anything).
 
-The plans are played by :mod:`crab_gym.envs.scoring_check` (``play``, ``submit``), the same
+The plans are played by :mod:`crab_gym.checks.scoring` (``play``, ``submit``), the same
 ones the scoring tests play; the deferred re-solve runs through ``finish_metrics``.
 
 Usage: python benchmarks/adaptation.py [ids...] [--random 2] [--workers 2] [--sizes small medium]
@@ -22,8 +22,8 @@ import gymnasium as gym
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.checks.scoring import greedy_factory, play, shipped_instances, submit
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.scoring_check import greedy_factory, play, shipped_instances, submit
 
 IDS = tuple(spec.env_id for spec in problem_specs() if spec.disruptions)
 ROLES = ("random", "greedy", "oracle")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import crab_gym  # noqa: F401  (registers the envs)
 from crab_gym.baselines.registry import named_policies
-from crab_gym.core.benchmark import Benchmark, BenchmarkReport
+from crab_gym.evaluation.benchmark import Benchmark, BenchmarkReport
 
 POLICIES = ["random", "mwkr", "spt"]
 

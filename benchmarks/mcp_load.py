@@ -46,7 +46,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import crab_gym  # noqa: E402, F401 - registers the ids
-from crab_gym.core.episode_runner import finished_metrics  # noqa: E402
+from crab_gym.evaluation.episode_runner import finished_metrics  # noqa: E402
 from crab_gym.mcp import tools  # noqa: E402
 from crab_gym.mcp.recording import EpisodeRecorder  # noqa: E402
 from crab_gym.mcp.server import build_server, plain  # noqa: E402

@@ -26,9 +26,9 @@ def child(env_id: str, seeds: int, reuse: bool) -> None:
     import gymnasium as gym
 
     from crab_gym.baselines.registry import named_policies
-    from crab_gym.core.episode import EpisodeSpec
-    from crab_gym.core.episode_runner import EnvPool, EpisodeContext, run_episode
-    from crab_gym.envs.scoring_check import shipped_instances
+    from crab_gym.checks.scoring import shipped_instances
+    from crab_gym.evaluation.episode import EpisodeSpec
+    from crab_gym.evaluation.episode_runner import EnvPool, EpisodeContext, run_episode
 
     made = {"n": 0, "s": 0.0}
     real_make = gym.make

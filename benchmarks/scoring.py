@@ -2,7 +2,7 @@
 play, the greedy heuristic and the oracle over the shipped set, and how good the yardstick is
 (how many references are proven optimal, and the gap to the proven bound of the others).
 
-Every figure comes from ``crab_gym.envs.testing.check_scoring`` (the same plans the tests
+Every figure comes from ``crab_gym.checks.check_scoring`` (the same plans the tests
 use), run in this process, so the table and the promises it checks are one measurement.
 
 Usage: python benchmarks/scoring.py [ids...] [--tries 20]   (prints a Markdown table)
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import gymnasium as gym
 
 import crab_gym  # noqa: F401 - registers the ids
+from crab_gym.checks.scoring import DISCRIMINATION_ORDER, ScoringReport, check_scoring, shipped_instances
 from crab_gym.envs.registration import realm_ids
-from crab_gym.envs.scoring_check import DISCRIMINATION_ORDER, ScoringReport, check_scoring, shipped_instances
 
 #: Relative tolerance under which a reference counts as proven optimal by its bound.
 PROVEN = 1e-9

@@ -1,5 +1,5 @@
 """The scoring contract attacked, measured: per id with disruptions (or a declared reference
-attack), the adversarial probes of ``crab_gym.envs.scoring_probes`` on the shipped small and
+attack), the adversarial probes of ``crab_gym.checks.scoring_probes`` on the shipped small and
 medium instances, as one Markdown table per probe, plus the verdict.
 
 Usage: python benchmarks/scoring_probes.py [ids...] [--sizes small medium] [--seeds 2]
@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 import crab_gym  # noqa: F401 - registers the ids
+from crab_gym.checks.scoring_probes import check_adversarial
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.scoring_probes import check_adversarial
 
 
 def _cell(value: Any) -> str:

@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import crab_gym  # noqa: E402,F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy  # noqa: E402
 from crab_gym.baselines.sb3 import evaluate_masked, train_maskable_ppo  # noqa: E402
-from crab_gym.core.episode_runner import finished_metrics  # noqa: E402
 from crab_gym.envs.realm.jobshop.heuristics import MWKR  # noqa: E402
+from crab_gym.evaluation.episode_runner import finished_metrics  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppo_ft06 import ScaledJSSPObs  # noqa: E402 - times and ids scaled to about [0, 1]

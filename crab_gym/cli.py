@@ -34,16 +34,16 @@ from crab_gym._optional import MissingExtraError
 from crab_gym.baselines.custom_policy import SB3_PREFIX, CustomPolicyError, check_cases, custom_specs, is_custom
 from crab_gym.baselines.llm_agent import MODEL_ENV
 from crab_gym.baselines.registry import REALM_IDS, NamedPolicy, policy_specs
-from crab_gym.core.benchmark import Benchmark, EnvCase
-from crab_gym.core.card import TRACKS
-from crab_gym.core.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
 from crab_gym.core.keywords import did_you_mean
-from crab_gym.core.llm_report import Prices
-from crab_gym.core.ray_executor import RAY_MISSING
-from crab_gym.core.report import BenchmarkReport
 from crab_gym.datasets.splits import SplitError, select, split_instances, split_names
 from crab_gym.envs.desktop.cli import add_serve_parser
 from crab_gym.envs.registration import env_specs
+from crab_gym.evaluation.benchmark import Benchmark, EnvCase
+from crab_gym.evaluation.card import TRACKS
+from crab_gym.evaluation.episode_store import FILENAME, EpisodeStore, EpisodeStoreConflict, EpisodeStoreError
+from crab_gym.evaluation.llm_report import Prices
+from crab_gym.evaluation.ray_executor import RAY_MISSING
+from crab_gym.evaluation.report import BenchmarkReport
 from crab_gym.mcp.cli import add_mcp_parser
 from crab_gym.results.cli import SPLIT, add_results_parser
 from crab_gym.results.compare import compare, compare_markdown

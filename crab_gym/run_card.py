@@ -1,4 +1,4 @@
-"""The card of a ``crab-gym run`` (:class:`~crab_gym.core.card.RunCard`) and ``--rerun``.
+"""The card of a ``crab-gym run`` (:class:`~crab_gym.evaluation.card.RunCard`) and ``--rerun``.
 
 The card is written into ``report.json`` (and opens ``report.md``); ``crab-gym run --rerun
 report.json`` reads the command back from it and runs it again, into the same ``--out`` (which
@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.card import RunCard
-from crab_gym.core.episode import EnvCase
+from crab_gym.evaluation.card import RunCard
+from crab_gym.evaluation.episode import EnvCase
 
 #: Policies that call a solver by construction (docs/evaluation.md, "Evaluation tracks").
 SOLVER_POLICIES = frozenset({"oracle"})

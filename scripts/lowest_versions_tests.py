@@ -1,4 +1,4 @@
-"""Print the test files of the lowest-versions CI pass: the core, every problem's oracle tests
+"""Print the test files of the lowest-versions CI pass: the core and the runner, every problem's oracle tests
 and native vector env tests (read from the problem index, so a new problem is in the pass
 without an edit to ``.ci/run``), and the suite-wide contract checks."""
 
@@ -10,8 +10,8 @@ from crab_gym.envs.realm.index import problem_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Not keyed by problem: the core and the contract every env keeps.
-ALWAYS = ("tests/core", "tests/test_invalid_elements.py", "tests/test_suite_contract.py")
+#: Not keyed by problem: the core, the runner (tests/evaluation) and the contract every env keeps.
+ALWAYS = ("tests/core", "tests/evaluation", "tests/test_invalid_elements.py", "tests/test_suite_contract.py")
 
 
 def lowest_versions_tests() -> list[str]:

@@ -28,10 +28,10 @@ import gymnasium as gym
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.core.episode_runner import deferred_return, finished_metrics
 from crab_gym.datasets import list_instances
 from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
+from crab_gym.evaluation.episode_runner import deferred_return, finished_metrics
 
 
 def _policies(env_id: str) -> dict[str, Any]:

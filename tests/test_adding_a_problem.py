@@ -27,13 +27,13 @@ import crab_gym  # noqa: F401 - registers the shipped ids
 import crab_gym.envs.realm.index as index
 from crab_gym.baselines import registry
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.checks import check_contract, check_scoring
+from crab_gym.checks.scoring import greedy_factory, submit
 from crab_gym.cli import main as cli_main
 from crab_gym.datasets import generate_instance, list_instances, load_instance, problems
 from crab_gym.envs.realm.common.known_problems import use_problem_specs
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 from crab_gym.envs.registration import add_family, realm_ids, remove_family
-from crab_gym.envs.scoring_check import greedy_factory, submit
-from crab_gym.envs.testing import check_contract, check_scoring
 from crab_gym.wrappers import ObfuscatedNames
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "adding-a-problem.md"

@@ -14,7 +14,7 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.cli import build_parser, main
-from crab_gym.core.benchmark import episode_success
+from crab_gym.evaluation.benchmark import episode_success
 
 
 @pytest.fixture(autouse=True)

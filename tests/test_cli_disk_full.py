@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from crab_gym.core.report import strip_wall_clock
+from crab_gym.evaluation.report import strip_wall_clock
 
 RUN = ["run", "--env", "Realm-P11-v0", "--policy", "random", "--episodes", "3", "--quiet"]
 

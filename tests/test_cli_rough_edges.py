@@ -21,10 +21,10 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.cli import BROKEN_PIPE, main
-from crab_gym.core import episode_runner
-from crab_gym.core.benchmark import Benchmark
-from crab_gym.core.episode_store import EpisodeStore
-from crab_gym.core.report import BenchmarkReport
+from crab_gym.evaluation import episode_runner
+from crab_gym.evaluation.benchmark import Benchmark
+from crab_gym.evaluation.episode_store import EpisodeStore
+from crab_gym.evaluation.report import BenchmarkReport
 from tests.core.toy_env import LampsEnv
 from tests.test_cli import run_cli
 
@@ -121,7 +121,7 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers through /proc")
 def test_workers_end_quietly_with_a_driver_killed_with_sigkill(tmp_path):
-    argv = ["run", "--env", "tests.core.scale_envs:SlowLamps-v0", "--policy", "random", "--episodes", "40",
+    argv = ["run", "--env", "tests.evaluation.scale_envs:SlowLamps-v0", "--policy", "random", "--episodes", "40",
             "--max-steps", "30", "--workers", "2", "--quiet", "--out", str(tmp_path)]
     proc = subprocess.Popen([sys.executable, "-m", "crab_gym.cli", *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})

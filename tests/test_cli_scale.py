@@ -16,10 +16,10 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.cli import main
-from crab_gym.core.report import strip_wall_clock
+from crab_gym.evaluation.report import strip_wall_clock
 
 ROOT = Path(__file__).resolve().parents[1]
-SLOW = "tests.core.scale_envs:SlowLamps-v0"  # 0.05 s per step; the module registers it
+SLOW = "tests.evaluation.scale_envs:SlowLamps-v0"  # 0.05 s per step; the module registers it
 RUN = ["run", "--env", SLOW, "--policy", "random", "--episodes", "8", "--max-steps", "30", "--quiet"]
 
 

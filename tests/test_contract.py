@@ -1,4 +1,4 @@
-"""The shipped contract test (crab_gym.envs.testing) on every registered env, and on envs
+"""The shipped contract test (crab_gym.checks.contract) on every registered env, and on envs
 that break the contract on purpose (so that we know the check can fail)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import crab_gym  # noqa: F401
+from crab_gym.checks.contract import check_contract, registered_env_ids, state_snapshot
 from crab_gym.envs.registration import env_specs
-from crab_gym.envs.testing import check_contract, registered_env_ids, state_snapshot
 from tests.core.toy_env import LampsEnv
 
 REALM_IDS = [i for i in registered_env_ids() if i.startswith("Realm-")]
@@ -112,7 +112,7 @@ def test_state_snapshot_sees_nested_changes():
 def test_a_state_change_of_shape_is_named_not_a_crash():
     """A snapshot part that turns from a labelled pair into something else is still reported
     by its path (it raised IndexError inside the report before)."""
-    from crab_gym.envs.testing import _first_difference
+    from crab_gym.checks.contract import _first_difference
 
     assert _first_difference((("a", (1, 2)), 3), ((1,), 3)) == "[0]"
     assert _first_difference((("map", (("x", 1),)),), (("map", (("x", 2),)),)) == "[0].x"

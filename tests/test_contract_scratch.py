@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from crab_gym.checks.contract import check_contract, state_snapshot
 from crab_gym.envs.realm.common.env import RealmEnv
 from crab_gym.envs.realm.jobshop.env import JobShopEnv
-from crab_gym.envs.testing import check_contract, state_snapshot
 
 
 class UndeclaredScratchJobShop(JobShopEnv):

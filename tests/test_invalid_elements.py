@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import crab_gym  # noqa: F401
-from crab_gym.envs.testing import state_snapshot
+from crab_gym.checks.contract import state_snapshot
 
 
 def _refused(env, action):

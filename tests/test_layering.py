@@ -1,21 +1,32 @@
 """The layering rule of ../shared/DESIGN.md, checked on every import of every module (AST,
 function-level imports included).
 
-    core                       imports nothing else of crab_gym
-    envs.base, envs.canvas     core
-    envs.realm.common          core, envs.base, envs.canvas
-    envs.realm.<family>        those, and itself -- never another family or a higher layer
-    envs.realm.index           envs.realm.common (it reads the families' spec modules by name,
-                               as Gymnasium reads entry points: records of dotted paths)
-    envs.desktop               core, envs.base, envs.canvas, itself
-    wrappers                   core, envs.base, envs.realm.common (protocols), itself
-    multiagent                 core, envs.base, envs.realm.common (protocols), itself
-                               (its testing module: also envs.testing and the id registry)
-    baselines                  may import families, wrappers and the id registry
-    datasets, cli              on top
-    envs.testing,              on top too: the contract and scoring checks drive envs with the
-      envs.scoring_check       suite's baselines and shipped instances; nothing imports them
-                               but tests and multiagent.testing
+Floors, lowest first (:data:`FLOORS`): a module imports only from its own floor or lower ones --
+**no import runs from a lower floor to a higher one** -- and the import graph of crab_gym's
+modules has **no cycle**.
+
+     0 helpers                  _optional, _deprecated (import nothing of crab_gym)
+     1 runner                   evaluation: episodes, executors, store, reports (any gym env)
+     2 vocabulary               core: Action, Evaluator, GraphEvaluator, Environment, Task, spaces;
+                                its package names the runner's Benchmark
+     3 env base                 envs.base, envs.canvas
+     4 realm common             envs.realm.common
+     5 envs                     envs.realm.<family> (never another family), envs.desktop
+     6 problem index            envs.realm (package), envs.realm.index (reads the families' spec
+                                modules by name, as Gymnasium reads entry points)
+     7 registry                 envs (package), envs.registration, crab_gym (package)
+     8 views                    wrappers (protocols, no family), multiagent
+     9 baselines                may import families, wrappers and the id registry
+    10 datasets
+    11 tools                    checks (contract, scoring, probes, joint contract: they drive envs
+                                with the baselines and shipped instances), mcp, results, run_card,
+                                score_cli, train_cli
+    12 command                  cli
+
+Within a floor, :data:`EXACT` and :data:`PREFIXES` say which packages a module may import.
+A module moved in issue 37 keeps its old path for one release as a shim (:data:`SHIMS`): it
+imports only its new package and ``crab_gym._deprecated``, it sits on its target's floor, and
+nothing in the code base imports it.
 
 A function-level import is allowed only for an optional heavy third-party package (or the
 standard library), never for crab_gym itself: it would hide a cycle.
@@ -24,10 +35,14 @@ standard library), never for crab_gym itself: it would hide a cycle.
 from __future__ import annotations
 
 import ast
+import itertools
 import sys
 from pathlib import Path
 
+import networkx as nx
 import pytest
+
+from tests.moved_paths import SHIMS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "crab_gym"
 FAMILIES = sorted(p.name for p in (PACKAGE / "envs" / "realm").iterdir()
@@ -40,13 +55,39 @@ LAZY_THIRD_PARTY = {
     "pettingzoo", "tqdm",
 }
 
-BASE = ("crab_gym.core",)
+#: The floors, lowest first: floor name -> the modules on it (a prefix covers a package's modules).
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("helpers", ("crab_gym._optional", "crab_gym._deprecated")),
+    ("runner", ("crab_gym.evaluation",)),
+    ("vocabulary", ("crab_gym.core",)),
+    ("env base", ("crab_gym.envs.base", "crab_gym.envs.canvas")),
+    ("realm common", ("crab_gym.envs.realm.common",)),
+    ("envs", (*(f"crab_gym.envs.realm.{family}" for family in FAMILIES), "crab_gym.envs.desktop")),
+    ("problem index", ("crab_gym.envs.realm.index",)),
+    ("registry", ("crab_gym.envs.registration",)),
+    ("views", ("crab_gym.wrappers", "crab_gym.multiagent")),
+    ("baselines", ("crab_gym.baselines",)),
+    ("datasets", ("crab_gym.datasets",)),
+    ("tools", ("crab_gym.checks", "crab_gym.mcp", "crab_gym.results", "crab_gym.run_card", "crab_gym.score_cli",
+               "crab_gym.train_cli")),
+    ("command", ("crab_gym.cli",)),
+)
+#: Package ``__init__`` modules whose floor is not their subpackages' (a prefix would cover those).
+FLOOR_OF_PACKAGE = {"crab_gym.envs.realm": "problem index", "crab_gym.envs": "registry", "crab_gym": "registry"}
+FLOOR_NAMES = [name for name, _ in FLOORS]
+
+RUNNER = ("crab_gym.evaluation",)
+VOCABULARY = ("crab_gym.core",)
+BASE = (*VOCABULARY, *RUNNER)
 ENV_BASE = (*BASE, "crab_gym.envs.base", "crab_gym.envs.canvas")
 COMMON = (*ENV_BASE, "crab_gym.envs.realm.common")
+BELOW_TOOLS = (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration", "crab_gym.wrappers",
+               "crab_gym.multiagent", "crab_gym.baselines", "crab_gym.datasets", "crab_gym._optional")
 
 
 #: Modules with a rule of their own: module -> the prefixes it may import from (None: anything).
 EXACT: dict[str, tuple[str, ...] | None] = {
+    "crab_gym.core": BASE,  # the vocabulary names the runner's Benchmark
     "crab_gym.envs.base": BASE,
     "crab_gym.envs.canvas": BASE,
     "crab_gym.envs.realm.index": COMMON,
@@ -54,17 +95,16 @@ EXACT: dict[str, tuple[str, ...] | None] = {
     "crab_gym.envs": (),
     "crab_gym.envs.realm": (),
     "crab_gym._optional": (),
-    # test harnesses: they drive envs with the baselines and shipped instances
-    "crab_gym.envs.testing": None,
-    "crab_gym.envs.scoring_check": None,
+    "crab_gym._deprecated": (),
     "crab_gym": ("crab_gym.envs.registration",),
-    "crab_gym.multiagent.testing": (*COMMON, "crab_gym.multiagent", "crab_gym.envs.testing",
-                                    "crab_gym.envs.registration"),
+    # an old path (tests/moved_paths.py) imports its new package and the warning, nothing else
+    **{old: ("crab_gym._deprecated", new.rsplit(".", 1)[0]) for old, new in SHIMS.items()},
 }
 
 #: Packages, by prefix (the first that matches): prefix -> the prefixes its modules may import from.
 PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("crab_gym.core", BASE),
+    ("crab_gym.evaluation", RUNNER),
+    ("crab_gym.core", VOCABULARY),
     ("crab_gym.envs.realm.common", COMMON),
     *((f"crab_gym.envs.realm.{family}", (*COMMON, f"crab_gym.envs.realm.{family}")) for family in FAMILIES),
     ("crab_gym.envs.desktop", (*ENV_BASE, "crab_gym.envs.desktop", "crab_gym._optional")),
@@ -72,14 +112,29 @@ PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("crab_gym.multiagent", (*COMMON, "crab_gym.multiagent")),
     ("crab_gym.baselines", (*COMMON, "crab_gym.envs.realm", "crab_gym.envs.desktop", "crab_gym.envs.registration",
                             "crab_gym.wrappers", "crab_gym.multiagent", "crab_gym.baselines", "crab_gym._optional")),
+    ("crab_gym.checks", (*BELOW_TOOLS, "crab_gym.checks")),
 )
 
 
 def _allowed(module: str) -> tuple[str, ...] | None:
-    """Prefixes ``module`` may import from (None: anything; datasets and cli are the top)."""
+    """Prefixes ``module`` may import from (None: anything; datasets and the tools are the top)."""
     if module in EXACT:
         return EXACT[module]
     return next((allowed for prefix, allowed in PREFIXES if module.startswith(prefix)), None)
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def floor_of(module: str) -> int | None:
+    """The floor a module sits on (a shim: its target's); None if :data:`FLOORS` forgot it."""
+    module = SHIMS.get(module, module)
+    if module in FLOOR_OF_PACKAGE:
+        return FLOOR_NAMES.index(FLOOR_OF_PACKAGE[module])
+    matches = [(len(prefix), level) for level, (_, prefixes) in enumerate(FLOORS)
+               for prefix in prefixes if _within(module, prefix)]
+    return max(matches)[1] if matches else None
 
 
 def _module_name(path: Path) -> str:
@@ -142,3 +197,65 @@ def test_imports_respect_the_layers(path):
         ):
             problems.append(f"line {line}: {module} may not import {imported}")
     assert not problems, "\n".join(problems)
+
+
+def _crab_gym_imports() -> list[tuple[str, str, int]]:
+    """(importer, imported module, line) for every import of a crab_gym module by a crab_gym module."""
+    return [(_module_name(path), imported, line) for path in MODULES for imported, line, _ in _imports(path)
+            if imported.split(".")[0] == "crab_gym" and _is_module(imported)]
+
+
+def test_every_module_sits_on_a_floor():
+    assert [m for m in map(_module_name, MODULES) if floor_of(m) is None] == []
+
+
+def test_the_floors_are_the_documented_order():
+    """The order a reader of this file's docstring and of DESIGN.md relies on."""
+    assert FLOOR_NAMES == ["helpers", "runner", "vocabulary", "env base", "realm common", "envs", "problem index",
+                           "registry", "views", "baselines", "datasets", "tools", "command"]
+    assert floor_of("crab_gym.evaluation.episode_runner") < floor_of("crab_gym.core.action") \
+        < floor_of("crab_gym.envs.base") < floor_of("crab_gym.envs.realm.common.env") \
+        < floor_of("crab_gym.envs.realm.jobshop.env") < floor_of("crab_gym.baselines.random_policy") \
+        < floor_of("crab_gym.checks.scoring") < floor_of("crab_gym.cli")
+
+
+def test_no_import_runs_from_a_lower_floor_to_a_higher_one():
+    upward = [f"{importer} (floor {FLOOR_NAMES[floor_of(importer)]}) line {line} imports {imported} "
+              f"(floor {FLOOR_NAMES[floor_of(imported)]})"
+              for importer, imported, line in _crab_gym_imports() if floor_of(imported) > floor_of(importer)]
+    assert upward == [], "\n".join(upward)
+
+
+def test_no_import_cycle_between_crab_gym_modules():
+    """A cycle makes import order matter (a half-initialised module) and hides which module is
+    lower; packages count as their ``__init__`` (importing a submodule runs it, but that is no
+    import of ours)."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(map(_module_name, MODULES))
+    graph.add_edges_from((importer, imported) for importer, imported, _ in _crab_gym_imports() if importer != imported)
+    cycles = list(itertools.islice(nx.simple_cycles(graph), 5))
+    assert cycles == [], "\n".join(" -> ".join([*cycle, cycle[0]]) for cycle in cycles)
+
+
+def test_the_code_base_imports_no_deprecated_path():
+    """The shims are for users: the package, its tests, benchmarks and scripts use the new paths."""
+    root = PACKAGE.parent
+    files = [*MODULES, *(path for folder in ("tests", "benchmarks", "scripts") for path in (root / folder).rglob("*.py"))]
+    found = [f"{path.relative_to(root)}:{line} imports {imported}" for path in files
+             for imported, line, _ in _imports(path) if imported in SHIMS and _module_name_or_none(path) != imported]
+    assert found == [], "\n".join(found)
+
+
+def _module_name_or_none(path: Path) -> str | None:
+    return _module_name(path) if path.is_relative_to(PACKAGE) else None
+
+
+@pytest.mark.parametrize("old", sorted(SHIMS))
+def test_a_shim_is_only_an_alias(old):
+    """Each old path is a file of imports and the warning (no code of its own to drift)."""
+    path = PACKAGE.parent / (old.replace(".", "/") + ".py")
+    assert path.is_file()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    kinds = {type(node).__name__ for node in tree.body}
+    assert kinds <= {"Expr", "Import", "ImportFrom", "Assign", "If"}, kinds
+    assert any(isinstance(node, ast.ImportFrom) and node.module == SHIMS[old] for node in tree.body)

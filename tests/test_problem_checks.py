@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
+from crab_gym.checks.scoring import mutate, submit
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.scoring_check import mutate, submit
 
 #: P11's shipped set starts with the large abz instances: three small classics instead.
 JSSP_NAMES = ("ft06", "la01", "la02")

@@ -13,10 +13,10 @@ import pytest
 
 from crab_gym.baselines.registry import NamedPolicy
 from crab_gym.cli import main
-from crab_gym.core.benchmark import Benchmark
-from crab_gym.core.episode import EnvCase
 from crab_gym.datasets.splits import split_instances
 from crab_gym.envs.realm.index import problem_specs
+from crab_gym.evaluation.benchmark import Benchmark
+from crab_gym.evaluation.episode import EnvCase
 from crab_gym.results.compare import paired_difference, per_instance
 from crab_gym.results.page import results_markdown
 from crab_gym.results.plan import RANDOM_SEEDS, reference_policies

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from crab_gym.cli import main
-from crab_gym.core.report import strip_wall_clock
+from crab_gym.evaluation.report import strip_wall_clock
 
 
 @pytest.fixture(autouse=True)

@@ -46,8 +46,8 @@ from crab_gym._optional import require
 from crab_gym.baselines.candidate_views import VIEWS, CandidateModelPolicy
 from crab_gym.baselines.registry import PolicySpec, policy_specs
 from crab_gym.baselines.sb3 import MaskablePPOPolicy, masked_spaces, model_fit_problem
-from crab_gym.core.episode import EnvCase
 from crab_gym.core.keywords import did_you_mean
+from crab_gym.evaluation.episode import EnvCase
 
 #: The prefix of a saved Stable-Baselines3 model: ``sb3:PATH``.
 SB3_PREFIX = "sb3:"

@@ -5,7 +5,7 @@ It probes the promise that no strategy raises a score without a better plan (DES
 scoring contract", 7): on REALM's job shops with disruptions, a clock that waits for the
 earliest ready job let a never-dispatched job keep every disruption from striking until the
 rest was placed, and the adaptation yardstick then had nothing left to re-plan (issue 36).
-:func:`crab_gym.envs.scoring_probes.probe_hold_back` plays it beside honest random play.
+:func:`crab_gym.checks.scoring_probes.probe_hold_back` plays it beside honest random play.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ talking to one endpoint share.
 
 Concurrency: many agents can run as threads of one process (``crab-gym run --policy llm
 --workers N``). While a request is in flight the agent gives its CPU turn away
-(:func:`crab_gym.core.cpu_turn.io_wait`), so env steps of other episodes run meanwhile, one
+(:func:`crab_gym.evaluation.cpu_turn.io_wait`), so env steps of other episodes run meanwhile, one
 at a time. ``usage`` counts tokens, requests and the seconds spent waiting on the model:
 REALM's resource-usage metric, which the benchmark records per episode (never in ``info``).
 """
@@ -33,8 +33,8 @@ import gymnasium as gym
 
 from crab_gym._optional import require
 from crab_gym.baselines.request_pacing import RateLimiter, is_retryable, retry_delay, shared_rate_limiter
-from crab_gym.core.cpu_turn import io_wait
-from crab_gym.core.outcome import InfrastructureError
+from crab_gym.evaluation.cpu_turn import io_wait
+from crab_gym.evaluation.outcome import InfrastructureError
 from crab_gym.wrappers.llm_adapter import LLMAdapter
 from crab_gym.wrappers.tool_call_parsing import ToolCallParseError, parse_tool_call
 
@@ -51,7 +51,7 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 
 class LLMAgentError(InfrastructureError):
     """The chat endpoint failed (after the client's retries) or answered something unusable.
-    An infrastructure failure (a :class:`~crab_gym.core.outcome.InfrastructureError`, a
+    An infrastructure failure (a :class:`~crab_gym.evaluation.outcome.InfrastructureError`, a
     ``RuntimeError``): the episode measured nothing about the model's planning, so the report
     leaves it out of the means and ``crab-gym run --retry-errors`` runs it again."""
 
@@ -88,7 +88,7 @@ class LLMAgent:
     """An LLM policy over an OpenAI-compatible chat-completions endpoint.
 
     Use :meth:`run` to play one episode, or call the agent as a ``policy(observation, info)``
-    (the :class:`~crab_gym.core.benchmark.Benchmark` protocol) on a raw env or an
+    (the :class:`~crab_gym.evaluation.benchmark.Benchmark` protocol) on a raw env or an
     :class:`~crab_gym.wrappers.LLMAdapter`.
 
     Args:

@@ -18,7 +18,7 @@ import gymnasium as gym
 
 from crab_gym.baselines.llm_agent import LLMAgent
 from crab_gym.baselines.multi_llm import MultiLLMRunner
-from crab_gym.core.episode_runner import PlayedEpisode
+from crab_gym.evaluation.episode_runner import PlayedEpisode
 from crab_gym.multiagent import RealmParallelEnv
 
 #: The usage keys summed over the actors' agents.

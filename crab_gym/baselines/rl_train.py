@@ -35,8 +35,8 @@ import gymnasium as gym
 
 from crab_gym._optional import require
 from crab_gym.baselines.candidate_views import CandidateModelPolicy, PooledCandidates, view_for
-from crab_gym.core.episode import EnvCase
 from crab_gym.envs.realm.common.problem_spec import load_entry_point
+from crab_gym.evaluation.episode import EnvCase
 
 #: The torch parts, loaded by name on first use (importing this module imports no torch).
 POLICY_CLASS = "crab_gym.baselines.candidate_policy:CandidatePolicy"

@@ -36,8 +36,8 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
-from crab_gym.core.episode import EnvCase
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.evaluation.episode import EnvCase
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.wrappers.discrete import (
     DiscreteActions,
     flat_multidiscrete_observation,

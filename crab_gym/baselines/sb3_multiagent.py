@@ -37,7 +37,7 @@ What each env of the vector holds:
   while training the last ``metrics`` say ``adaptation_pending`` (adaptation None) and no
   solver runs. With ``finish_adaptation=True`` (what :func:`play_copies`, the evaluation, sets)
   a copy's re-solve runs as its episode ends, before the reset, as the single-agent runner does
-  (:func:`~crab_gym.core.episode_runner.finished_metrics`), and every agent's ``metrics`` hold it.
+  (:func:`~crab_gym.evaluation.episode_runner.finished_metrics`), and every agent's ``metrics`` hold it.
 
 Needs the ``rl`` and ``multiagent`` extras: ``pip install "crab_gym[rl,multiagent]"``.
 """
@@ -53,7 +53,7 @@ import gymnasium as gym
 import numpy as np
 
 from crab_gym._optional import require
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.multiagent import NOOP, RealmParallelEnv
 
 require("torch", "rl")

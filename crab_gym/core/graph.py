@@ -25,7 +25,7 @@ class GraphEvaluator:
     """
 
     #: set when the evaluator is built and never changed: the env contract check's state
-    #: snapshot (``crab_gym.envs.testing``) skips them and compares the passes alone
+    #: snapshot (``crab_gym.checks.contract``) skips them and compares the passes alone
     static_attributes = ("graph", "_order", "_preds", "_succs", "_sinks", "_sink_set", "_checks", "_total")
 
     def __init__(self, graph: nx.DiGraph) -> None:

@@ -1,20 +1,8 @@
-"""What happens to an episode whose worker dies: one retry, then a failed record.
+"""Moved to :mod:`crab_gym.evaluation.worker_death` (the evaluation runner); this alias warns and goes in
+the next release."""
 
-Shared by the process and Ray executors so that both backends report a death the same way.
-"""
+from crab_gym._deprecated import moved
+from crab_gym.evaluation import worker_death as _new
+from crab_gym.evaluation.worker_death import *  # noqa: F403
 
-from __future__ import annotations
-
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.outcome import INFRA
-
-#: How many times an episode whose worker died is run again before it is recorded as failed.
-WORKER_DEATH_RETRIES = 1
-
-
-def died_result(spec: EpisodeSpec, cause: str) -> EpisodeResult:
-    """The record of an episode whose worker died on every attempt."""
-    result = EpisodeResult.for_spec(spec)
-    result.error = f"WorkerDied: {cause} ({WORKER_DEATH_RETRIES + 1} attempts)"
-    result.error_kind = INFRA  # a lost worker measured nothing about the agent
-    return result
+__getattr__ = moved("crab_gym.core.worker_death", _new)

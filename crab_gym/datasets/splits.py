@@ -10,7 +10,7 @@ A split is one of the problem's declared lists (``dev``, ``test``, ``quick``, an
 such as P11's ``ta``), a size class (``small``, ``medium``, ``large``: every shipped instance
 of that size), ``all``, or a folder of the user's own instance files (ours or upstream
 REALM-Bench ones; every ``*.json`` and job-shop ``*.txt`` in it). ``sizes`` keeps the
-instances of those size classes. Each :class:`~crab_gym.core.episode.EnvCase` carries the
+instances of those size classes. Each :class:`~crab_gym.evaluation.episode.EnvCase` carries the
 ``instance=`` keyword of ``gym.make`` and the labels every episode record keeps (split,
 instance, size).
 """
@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EnvCase
 from crab_gym.envs.realm.common.problem_spec import ProblemSpec
 from crab_gym.envs.realm.common.splits import SIZE_CLASSES, size_in_name
 from crab_gym.envs.realm.index import problem_specs
+from crab_gym.evaluation.episode import EnvCase
 
 #: The split a run plays when it names none.
 DEFAULT_SPLIT = "quick"

@@ -65,7 +65,7 @@ class CrabEnv(gym.Env, metaclass=ABCMeta):
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     #: Attributes that hold per-step scratch rather than state (e.g. the last step's event
-    #: text): the contract test (:mod:`crab_gym.envs.testing`) lets an invalid step change them.
+    #: text): the contract test (:mod:`crab_gym.checks.contract`) lets an invalid step change them.
     transient_attributes: tuple[str, ...] = ()
     #: Caches worked out from the instance or the state and kept to be fast (a prepared start
     #: state, memoised matrices): not state, so the contract test's snapshots leave them out.

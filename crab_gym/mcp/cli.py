@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from crab_gym._optional import require_installed
-from crab_gym.core.episode_store import EpisodeStoreError
+from crab_gym.evaluation.episode_store import EpisodeStoreError
 from crab_gym.mcp.recording import EpisodeRecorder
 from crab_gym.mcp.server import DEFAULT_HOST, DEFAULT_PORT, HTTP_PATH, TOKEN_ENV_VAR, serve_http, serve_stdio
 

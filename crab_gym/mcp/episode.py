@@ -3,9 +3,9 @@
 The words are the LLM adapter's (:class:`~crab_gym.wrappers.LLMAdapter`: the env's
 ``task_description`` and ``describe()``, the last call's result or the env's reason for
 rejecting it, the legal calls), so an MCP agent reads what ``LLMAgent`` reads. The record is an
-:class:`~crab_gym.core.episode.EpisodeResult` kept as ``crab-gym run``'s runner keeps it (steps,
+:class:`~crab_gym.evaluation.episode.EpisodeResult` kept as ``crab-gym run``'s runner keeps it (steps,
 invalid calls, return, completeness, success), and the metrics at the end come from
-:func:`~crab_gym.core.episode_runner.settle_episode`, which does the solves an env deferred
+:func:`~crab_gym.evaluation.episode_runner.settle_episode`, which does the solves an env deferred
 out of ``step()`` and adds what they settle to the return -- so an MCP episode reports what
 ``crab-gym run`` reports for the same plan.
 
@@ -25,8 +25,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec, episode_success
-from crab_gym.core.episode_runner import settle_episode
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec, episode_success
+from crab_gym.evaluation.episode_runner import settle_episode
 from crab_gym.wrappers import LLMAdapter
 
 #: What making an env raises for a bad id, keyword or instance: the caller's mistake.

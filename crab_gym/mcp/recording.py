@@ -1,7 +1,7 @@
 """Where MCP episodes go: ``DIR/episodes.jsonl``, the store ``crab-gym run --out DIR`` writes.
 
 Every session's finished episode is appended through one :class:`EpisodeRecorder` (a lock
-around the append, which is flushed and fsynced by :class:`~crab_gym.core.episode_store.EpisodeStore`),
+around the append, which is flushed and fsynced by :class:`~crab_gym.evaluation.episode_store.EpisodeStore`),
 so ``crab-gym report DIR`` reads MCP episodes as it reads a run's. The recorder holds the
 directory's run lock while the server runs: a ``crab-gym run`` or a second server into the same
 directory is refused, as two runs are.
@@ -17,8 +17,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult, canonical_json
-from crab_gym.core.episode_store import EpisodeStore
+from crab_gym.evaluation.episode import EpisodeResult, canonical_json
+from crab_gym.evaluation.episode_store import EpisodeStore
 
 
 def _group(env_id: str, env_kwargs: dict[str, Any], agent: str) -> tuple[str, str, str]:
@@ -46,7 +46,7 @@ class EpisodeRecorder:
 
     def open(self) -> EpisodeRecorder:
         """Take the directory's lock, count what it holds, open the file for appending.
-        Raises :class:`~crab_gym.core.episode_store.EpisodeStoreError` (or its ``Conflict``)."""
+        Raises :class:`~crab_gym.evaluation.episode_store.EpisodeStoreError` (or its ``Conflict``)."""
         if self.store is None or self._stack is not None:
             return self
         stack = ExitStack()

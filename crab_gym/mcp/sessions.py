@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult
+from crab_gym.evaluation.episode import EpisodeResult
 from crab_gym.mcp.episode import McpEpisode
 from crab_gym.mcp.recording import EpisodeRecorder
 

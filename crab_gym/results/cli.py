@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode_store import EpisodeStoreError
+from crab_gym.evaluation.episode_store import EpisodeStoreError
 from crab_gym.results.page import results_figure, results_markdown
 from crab_gym.results.plan import RANDOM_SEEDS, SPLIT, reference_benchmark
 from crab_gym.results.table import REFERENCE_FILE, results_from_report

@@ -3,7 +3,7 @@
 Your policy and a reference baseline are compared on the instances both played (the same
 split), **paired by instance**: per instance, your mean over seeds minus the baseline's; the
 difference's mean gets a 95 % bootstrap interval over those instances (the report's own
-bootstrap, :mod:`crab_gym.core.stats`). An interval that excludes 0 says the difference is not
+bootstrap, :mod:`crab_gym.evaluation.stats`). An interval that excludes 0 says the difference is not
 the luck of which instances the split holds.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.outcome import is_infra_failure
-from crab_gym.core.report_rows import applies_key, episode_values
-from crab_gym.core.stats import bootstrap_intervals, draw
-from crab_gym.core.unfinished import measured_metrics
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.outcome import is_infra_failure
+from crab_gym.evaluation.report_rows import applies_key, episode_values
+from crab_gym.evaluation.stats import bootstrap_intervals, draw
+from crab_gym.evaluation.unfinished import measured_metrics
 from crab_gym.results.table import episode_from_compact
 
 #: The means compared (when both sides have them).
@@ -28,7 +28,7 @@ COMPARED = ("return", "optimality", "success", "adaptation", "coordination")
 
 def per_instance(results: Sequence[EpisodeResult], metric: str) -> dict[str, float]:
     """Each instance's mean of ``metric`` over its seeds (infrastructure failures left out),
-    each episode valued as the report values it (:func:`~crab_gym.core.report_rows.episode_values`)."""
+    each episode valued as the report values it (:func:`~crab_gym.evaluation.report_rows.episode_values`)."""
     kept = [r for r in results if not is_infra_failure(r) and r.instance is not None]
     measured = measured_metrics(kept, applies_key)
     values = episode_values(kept, [measured[applies_key(r)] for r in kept]).get(metric, [])

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.unfinished import is_number
 from crab_gym.envs.realm.index import problem_specs
+from crab_gym.evaluation.unfinished import is_number
 from crab_gym.results.table import rows_by_env
 
 #: The columns of a problem's table, when some row has them.

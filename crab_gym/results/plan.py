@@ -3,7 +3,7 @@ nothing (where it applies), random play (5 seeds), every registered heuristic an
 
 Random play needs seeds to say how much luck moves it; the other baselines are deterministic
 on a given instance and seed, so one seed each shows them (the instances make the set). The
-run is one :class:`~crab_gym.core.benchmark.Benchmark`, so ``--workers``, resuming a killed
+run is one :class:`~crab_gym.evaluation.benchmark.Benchmark`, so ``--workers``, resuming a killed
 run and the report all work as they do for ``crab-gym run``.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crab_gym.baselines.registry import NamedPolicy, policy_specs
-from crab_gym.core.benchmark import Benchmark
 from crab_gym.datasets.splits import select
 from crab_gym.envs.registration import realm_ids
+from crab_gym.evaluation.benchmark import Benchmark
 
 #: The split the reference results are given on.
 SPLIT = "test"

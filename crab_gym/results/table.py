@@ -16,9 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.report import BenchmarkReport
-from crab_gym.core.unfinished import SCORE_METRICS, is_number
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.report import BenchmarkReport
+from crab_gym.evaluation.unfinished import SCORE_METRICS, is_number
 
 #: The shipped results, in this package (gzip: every episode is in it, 2,300 of them).
 REFERENCE_FILE = "reference.json.gz"

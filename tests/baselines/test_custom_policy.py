@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from crab_gym.cli import main
-from crab_gym.core.report import WALL_CLOCK_FIELDS
 from crab_gym.datasets.splits import select
+from crab_gym.evaluation.report import WALL_CLOCK_FIELDS
 
 FACTORY = "tests.baselines.custom_agents:make_legal_at_random"
 PPO_TINY = {"n_steps": 64, "batch_size": 64, "n_epochs": 2, "policy_kwargs": {"net_arch": [32]}}
@@ -199,7 +199,7 @@ def test_a_missing_rl_extra_is_one_line(capsys, monkeypatch, sb3_model):
 
 def test_the_hint_names_instances_when_a_size_class_holds_both_shapes():
     from crab_gym.baselines.custom_policy import _misfit_message
-    from crab_gym.core.episode import EnvCase
+    from crab_gym.evaluation.episode import EnvCase
 
     def case(name: str, size: str) -> EnvCase:
         return EnvCase("Realm-P4-v0", {"instance": name}, split="quick", instance=name, size=size)

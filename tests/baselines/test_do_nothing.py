@@ -10,9 +10,9 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.do_nothing import DoNothingPolicy
 from crab_gym.baselines.registry import policy_specs
+from crab_gym.checks.scoring import DO_NOTHING_MAX, do_nothing
 from crab_gym.envs.realm.common.policy_fit import PolicyFitError
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.scoring_check import DO_NOTHING_MAX, do_nothing
 
 SPECS = problem_specs()
 

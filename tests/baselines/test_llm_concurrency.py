@@ -15,7 +15,7 @@ pytest.importorskip("openai")
 from crab_gym.baselines.llm_agent import LLMAgent  # noqa: E402
 from crab_gym.baselines.request_pacing import RateLimiter, is_retryable, retry_delay  # noqa: E402
 from crab_gym.cli import main  # noqa: E402
-from crab_gym.core.report import strip_wall_clock  # noqa: E402
+from crab_gym.evaluation.report import strip_wall_clock  # noqa: E402
 from tests.baselines.scripted_chat_server import HTTPFailure, ScriptedChatServer, calls_message, tool_call  # noqa: E402
 from tests.core.toy_env import LampsEnv  # noqa: E402
 

@@ -15,8 +15,8 @@ pytest.importorskip("openai")
 
 import crab_gym  # noqa: E402,F401
 from crab_gym.cli import main  # noqa: E402
-from crab_gym.core.episode import EpisodeResult  # noqa: E402
-from crab_gym.core.llm_report import Prices, llm_summary  # noqa: E402
+from crab_gym.evaluation.episode import EpisodeResult  # noqa: E402
+from crab_gym.evaluation.llm_report import Prices, llm_summary  # noqa: E402
 from tests.baselines.scripted_chat_server import ScriptedChatServer, calls_message, text_message, tool_call  # noqa: E402
 
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -132,7 +132,7 @@ def test_infeasible_plans_never_enter_mean_optimality():
 def test_an_agent_played_over_mcp_gets_a_row_without_token_counts(capsys, tmp_path):
     """Episodes an MCP client played (policy = its agent name, no usage: the server counts no
     tokens) get an LLM row beside the LLM policies; the baselines do not."""
-    from crab_gym.core.episode_store import EpisodeStore
+    from crab_gym.evaluation.episode_store import EpisodeStore
 
     def episode(policy: str, index: int, feasible: bool, optimality: float) -> EpisodeResult:
         return EpisodeResult("Realm-P1-v0", {}, policy, index, index=index, max_steps=100, terminated=True,

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.campus_tour.checker import check_p1
 from crab_gym.envs.realm.campus_tour.formats import load_p1
 from crab_gym.envs.realm.campus_tour.heuristics import InsertionTourPolicy
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.campus_tour.references import shipped_p1_references
+from crab_gym.evaluation.episode_runner import finished_metrics
 from tests.realm_helpers import P1_ID, ensure_registered, metrics_match, random_masked, run_policy
 
 ensure_registered()

@@ -7,11 +7,11 @@ import warnings
 import gymnasium as gym
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import load_realm_instance
 from crab_gym.envs.realm.campus_tour.formats import from_upstream_p1, load_p1
 from crab_gym.envs.realm.campus_tour.oracle import brute_force_p1
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
+from crab_gym.evaluation.episode_runner import finished_metrics
 from tests.realm_helpers import P1_ID, ensure_registered
 
 ensure_registered()

@@ -20,6 +20,7 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 import crab_gym  # noqa: F401
 from crab_gym.baselines import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
+from crab_gym.checks.scoring import greedy_factory
 from crab_gym.envs.realm.common.obfuscation import (
     NameMap,
     ObfuscatedEnv,
@@ -30,7 +31,6 @@ from crab_gym.envs.realm.common.obfuscation import (
 )
 from crab_gym.envs.realm.index import problem_spec
 from crab_gym.envs.registration import realm_ids
-from crab_gym.envs.scoring_check import greedy_factory
 from crab_gym.wrappers import LLMAdapter, TrajectoryLogger, replay
 
 IDS = realm_ids()

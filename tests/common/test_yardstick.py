@@ -12,7 +12,7 @@ import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.core.episode_runner import DefersScoring
+from crab_gym.evaluation.episode_runner import DefersScoring
 from crab_gym.datasets import generate_instance
 from crab_gym.envs.realm.campus_tour.env import CampusTourEnv
 from crab_gym.envs.realm.common.env import RealmEnv

@@ -9,11 +9,11 @@ import pytest
 
 from crab_gym.baselines.registry import NamedPolicy
 from crab_gym.cli import main
-from crab_gym.core.benchmark import Benchmark
 from crab_gym.datasets import generate_instance, list_instances
 from crab_gym.datasets.splits import SplitError, select, split_instances, split_names
 from crab_gym.envs.realm.common.splits import every_third, size_in_name
 from crab_gym.envs.realm.index import problem_specs
+from crab_gym.evaluation.benchmark import Benchmark
 
 SPECS = problem_specs()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from crab_gym.envs.testing import check_contract, state_snapshot
+from crab_gym.checks.contract import check_contract, state_snapshot
 
 
 def test_desktop_keeps_the_contract(attach_kwargs):

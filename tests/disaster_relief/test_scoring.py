@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from crab_gym.core.episode import episode_success
 from crab_gym.envs.realm.disaster_relief.checker import check_plan
 from crab_gym.envs.realm.disaster_relief.env import DisasterReliefEnv
 from crab_gym.envs.realm.disaster_relief.formats import load_p7, shipped_p7_names
 from crab_gym.envs.realm.disaster_relief.local_search import improve
 from crab_gym.envs.realm.disaster_relief.references import shipped_p7_references
+from crab_gym.evaluation.episode import episode_success
 
 DATA = Path(__file__).with_name("data")
 QUALITY = ("optimality", "planning_quality", "coordination", "adaptation")
@@ -158,8 +158,8 @@ def test_adaptation_ranks_random_below_greedy_below_the_oracle():
     scored about as well as the greedy heuristic. The yardstick now also counts the same
     re-solving oracle planning from the start (it never foresees a disruption either)."""
     from crab_gym.baselines.random_policy import RandomPolicy
+    from crab_gym.checks.scoring import play
     from crab_gym.envs.realm.disaster_relief.heuristics import GreedyReliefPolicy
-    from crab_gym.envs.scoring_check import play
 
     scores: dict[str, list[float]] = {"random": [], "greedy": [], "oracle": []}
     for name in DISCRIMINATING:

@@ -7,10 +7,10 @@ import warnings
 import gymnasium as gym
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import load_realm_instance
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.group_tours.formats import from_upstream_p2, load_p2
+from crab_gym.evaluation.episode_runner import finished_metrics
 from tests.realm_helpers import P2_ID, ensure_registered
 
 ensure_registered()

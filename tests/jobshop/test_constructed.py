@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from crab_gym.checks.scoring import check_scoring, local_search, submit
 from crab_gym.envs.realm.jobshop.checker import check
 from crab_gym.envs.realm.jobshop.constructed import (
     J3_SHAPE,
@@ -20,7 +21,6 @@ from crab_gym.envs.realm.jobshop.constructed import (
 from crab_gym.envs.realm.jobshop.heuristics import RULES, run_rule
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 from crab_gym.envs.realm.jobshop.oracle import solve_jssp
-from crab_gym.envs.scoring_check import check_scoring, local_search, submit
 
 from .helpers import check_feasible, ensure_registered, semi_active_makespan
 

@@ -19,7 +19,7 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.hold_back import HoldBackPolicy
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.envs.scoring_check import play
+from crab_gym.checks.scoring import play
 
 
 def _env(name: str) -> gym.Env:

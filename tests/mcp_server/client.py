@@ -28,8 +28,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from crab_gym.baselines.oracle_policy import OraclePolicy  # noqa: E402
-from crab_gym.core.episode import EpisodeSpec  # noqa: E402
-from crab_gym.core.episode_runner import EpisodeContext, finished_metrics, run_episode  # noqa: E402
+from crab_gym.evaluation.episode import EpisodeSpec  # noqa: E402
+from crab_gym.evaluation.episode_runner import EpisodeContext, finished_metrics, run_episode  # noqa: E402
 
 TOKEN = "test-token-0123456789abcdef"
 SERVER_START_S = 60.0

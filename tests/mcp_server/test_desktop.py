@@ -20,11 +20,11 @@ if _MISSING:
     pytest.skip(f"the desktop's packages are missing ({_MISSING}): scripts/install_desktop_deps.sh",
                 allow_module_level=True)
 
-from crab_gym.core.episode_store import EpisodeStore  # noqa: E402
 from crab_gym.envs.desktop import get_task  # noqa: E402
 from crab_gym.envs.desktop.env import CrabDesktopEnv  # noqa: E402
 from crab_gym.envs.desktop.templates import TEMPLATES  # noqa: E402
 from crab_gym.envs.desktop.x11 import _wait_gone  # noqa: E402
+from crab_gym.evaluation.episode_store import EpisodeStore  # noqa: E402
 from crab_gym.mcp import tools  # noqa: E402
 from crab_gym.mcp.recording import EpisodeRecorder  # noqa: E402
 from crab_gym.mcp.sessions import SessionRegistry  # noqa: E402

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from crab_gym.cli import main
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreConflict
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.episode_store import EpisodeStore, EpisodeStoreConflict
 from crab_gym.mcp import tools
 from crab_gym.mcp.recording import EpisodeRecorder
 from crab_gym.mcp.sessions import SessionRegistry

@@ -11,8 +11,8 @@ import sys
 import anyio
 import pytest
 
-from crab_gym.core.episode_store import EpisodeStore
 from crab_gym.envs.realm.index import problem_specs
+from crab_gym.evaluation.episode_store import EpisodeStore
 from tests.mcp_server.client import call, play_oracle, play_random, replay, run_reference, start, stdio_session
 
 #: (id, seed): instances on which the env scores its reference plan at 1.

@@ -25,9 +25,9 @@ import pytest
 
 import crab_gym
 from crab_gym.baselines.registry import policies_for, policy_specs
+from crab_gym.checks.contract import same
 from crab_gym.datasets import list_instances
 from crab_gym.envs.realm.index import problem_specs
-from crab_gym.envs.testing import same
 from crab_gym.multiagent import NOOP, RealmParallelEnv
 
 DISRUPTED = {spec.env_id for spec in problem_specs() if spec.disruptions}

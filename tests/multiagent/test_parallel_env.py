@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import crab_gym
+from crab_gym.checks.joint_contract import check_joint_contract
 from crab_gym.multiagent import INFO_KEYS, NOOP, RealmParallelEnv, aec_env
-from crab_gym.multiagent.testing import check_joint_contract
 
 pettingzoo_test = pytest.importorskip("pettingzoo.test")  # (the conftest skips the folder without it)
 

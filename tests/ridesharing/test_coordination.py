@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.ridesharing.best_known import solo_plan
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.coordination import ride_coordination
@@ -16,6 +15,7 @@ from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptio
 from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4, shipped_p3_names, shipped_p4_names
 from crab_gym.envs.realm.ridesharing.model import P3Instance, P4Instance
 from crab_gym.envs.realm.ridesharing.references import p3_reference, p4_reference, solo_reference
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 # A line a -10- b -10- c (a to c: 20 minutes, through b). v1 waits at a with one seat, v2 at
 # c with two. p1 rides a -> b and p2 rides c -> b, both boarding by 8:10; p3 rides c -> a any

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
 from crab_gym.envs.realm.ridesharing.env import RideSharingEnv
 from crab_gym.envs.realm.ridesharing.generator import generate_p3
 from crab_gym.envs.realm.ridesharing.heuristics import greedy_action, run_greedy
 from crab_gym.envs.realm.ridesharing.references import shipped_references, solo_reference
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 from . import upstream_files as up
 

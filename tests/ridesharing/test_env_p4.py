@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.common.errors import RealmRepairWarning
 from crab_gym.envs.realm.ridesharing.checker import check_plan
@@ -17,6 +16,7 @@ from crab_gym.envs.realm.ridesharing.formats import shipped_p4_names
 from crab_gym.envs.realm.ridesharing.heuristics import run_greedy
 from crab_gym.envs.realm.ridesharing.model import P4Instance
 from crab_gym.envs.realm.ridesharing.references import shipped_references, solo_reference
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 from . import upstream_files as up
 

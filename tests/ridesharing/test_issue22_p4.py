@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.ridesharing.env_disruptions import RideSharingDisruptionEnv
 from crab_gym.envs.realm.ridesharing.formats import load_p4, shipped_p4_names
 from crab_gym.envs.realm.ridesharing.generator import generate_p4_with_plan
@@ -26,6 +25,7 @@ from crab_gym.envs.realm.ridesharing.oracle_disruptions import adaptation_yardst
 from crab_gym.envs.realm.ridesharing.plan_search import check_with_sim, exact, improve
 from crab_gym.envs.realm.ridesharing.references import p4_reference, shipped_references
 from crab_gym.envs.realm.ridesharing.sim import RideSim
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 from .bruteforce import brute_force_p3
 

@@ -1,5 +1,5 @@
 """Issue 36 on Realm-P4-v0: adaptation holds against the adversarial probes
-(:mod:`crab_gym.envs.scoring_probes`).
+(:mod:`crab_gym.checks.scoring_probes`).
 
 1. No re-planner of the probes beats the yardstick from the same state (p4_small_01: random
    continuations reached 15058 against the yardstick 15068).
@@ -18,8 +18,8 @@ import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.ridesharing.adaptation import adaptation_score, trivial_cost, yardstick_start
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 
 def to_first_strike(name: str, seed: int) -> gym.Env:

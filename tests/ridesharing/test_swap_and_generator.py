@@ -7,12 +7,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.ridesharing import references
 from crab_gym.envs.realm.ridesharing.formats import load_p3, load_p4
 from crab_gym.envs.realm.ridesharing.generator import generate_p3, generate_p4
 from crab_gym.envs.realm.ridesharing.heuristics import run_greedy
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 SHAPE = {"size": "small", "n_requests": 5, "n_vehicles": 2, "n_locations": 8}
 

@@ -1,5 +1,5 @@
 """REALM envs built to break one promise of the scoring contract each, so that the tests can
-show :func:`~crab_gym.envs.testing.check_scoring` catches it (a check that cannot fail proves
+show :func:`~crab_gym.checks.check_scoring` catches it (a check that cannot fail proves
 nothing). Each subclasses the real P2 env and changes one score."""
 
 from __future__ import annotations

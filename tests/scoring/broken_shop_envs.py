@@ -1,5 +1,5 @@
 """J2 envs that each break one promise the scoring probes guard (issue 36), so that the tests
-can show :func:`~crab_gym.envs.scoring_probes.check_adversarial` catches it."""
+can show :func:`~crab_gym.checks.scoring_probes.check_adversarial` catches it."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from crab_gym.envs.scoring_check import emptiest_arguments, mutate, reorderings
-from crab_gym.envs.testing import check_scoring
+from crab_gym.checks import check_scoring
+from crab_gym.checks.scoring import emptiest_arguments, mutate, reorderings
 
 BROKEN = {
     "AlwaysOptimal": "AlwaysOptimalEnv",

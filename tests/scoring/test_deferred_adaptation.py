@@ -9,9 +9,9 @@ import gymnasium as gym
 import pytest
 
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.checks.scoring import greedy_factory, shipped_instances
 from crab_gym.envs.registration import realm_ids
-from crab_gym.envs.scoring_check import greedy_factory, shipped_instances
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 
 def disruption_ids() -> list[str]:

@@ -12,9 +12,9 @@ import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.datasets import generate_instance
 from crab_gym.envs.registration import realm_ids
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 
 def _instance(env_id: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import crab_gym  # noqa: F401
-from crab_gym.envs.scoring_probes import check_adversarial, replanners
+from crab_gym.checks.scoring_probes import check_adversarial, replanners
 from tests.scoring.broken_shop_envs import AgentStateYardstickEnv, GreedyReferenceEnv, RuleOnlyYardstickEnv
 
 SMALL = ["j2_small_01", "j2_small_03", "j2_small_06"]
@@ -55,7 +55,7 @@ def test_the_shipped_j2_j4_pass_the_probes(env_id, names):
 
 
 def test_check_scoring_plays_the_probes_when_asked():
-    from crab_gym.envs.testing import check_scoring
+    from crab_gym.checks import check_scoring
 
     report = check_scoring("Realm-J2-v0", instances=["j2_small_03"], discriminate=False, random_episodes=1,
                            search_tries=2, adversarial=True, probe_options={"seeds": 1, "random_continuations": 1})

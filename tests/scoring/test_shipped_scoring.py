@@ -13,9 +13,9 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
+from crab_gym.checks import check_scoring
+from crab_gym.checks.scoring import shipped_instances
 from crab_gym.envs.registration import realm_ids
-from crab_gym.envs.scoring_check import shipped_instances
-from crab_gym.envs.testing import check_scoring
 
 
 def has_disruptions(env_id: str) -> bool:

@@ -7,12 +7,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from crab_gym.baselines.oracle_policy import OraclePolicy
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.checks.contract import state_snapshot
 from crab_gym.envs.realm.common.disruptions import DisruptiveEnv, InvalidDisruptionError
 from crab_gym.envs.realm.supply_chain.env import LEVELS, SupplyChainEnv
 from crab_gym.envs.realm.supply_chain.generator import generate_p10
 from crab_gym.envs.realm.supply_chain.heuristics import greedy_action
-from crab_gym.envs.testing import state_snapshot
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.wrappers.disruption import DisruptionWrapper
 
 METRICS = {"planning_quality", "optimality", "constraint_satisfaction", "coordination", "adaptation"}

@@ -10,7 +10,6 @@ import pickle
 
 import pytest
 
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.supply_chain import oracle
 from crab_gym.envs.realm.supply_chain.checker import check_plan
 from crab_gym.envs.realm.supply_chain.env import SupplyChainEnv, _adaptation_score, _unavoidable
@@ -19,6 +18,7 @@ from crab_gym.envs.realm.supply_chain.generator import generate_p10
 from crab_gym.envs.realm.supply_chain.model import derived_penalty
 from crab_gym.envs.realm.supply_chain.references import reference_p10
 from crab_gym.envs.realm.supply_chain.sim import SupplySim
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 EMPTY = {"name": "submit_plan", "arguments": {"orders": [], "production": []}}
 
@@ -268,7 +268,7 @@ def test_holding_a_component_back_does_not_raise_adaptation():
     # avoidable part, holding back earns less than honest play.
     from crab_gym.baselines.hold_back import HoldBackPolicy
     from crab_gym.baselines.random_policy import RandomPolicy
-    from crab_gym.envs.scoring_check import play
+    from crab_gym.checks.scoring import play
 
     env = SupplyChainEnv("p10_small_01", adaptation_reference="resolve")
     held = [play(env, HoldBackPolicy(env, seed=s), "hold-back", s).metrics for s in range(6)]

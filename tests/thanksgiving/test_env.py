@@ -13,14 +13,14 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.registry import policy_specs
-from crab_gym.core.episode_runner import finished_metrics
+from crab_gym.checks.contract import state_snapshot
 from crab_gym.envs.realm.common.references import normalised_optimality
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.formats import load_p6
 from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action, greedy_play
 from crab_gym.envs.realm.thanksgiving.replan import replan_from
 from crab_gym.envs.realm.thanksgiving.scoring import coordination, optimality_baseline
-from crab_gym.envs.testing import state_snapshot
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.wrappers.disruption import DisruptionWrapper
 
 

@@ -18,7 +18,6 @@ from ortools.sat.python import cp_model
 import crab_gym  # noqa: F401
 from crab_gym.baselines.oracle_policy import OraclePolicy
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.thanksgiving import oracle
 from crab_gym.envs.realm.thanksgiving.checker import check_plan, landings_of
 from crab_gym.envs.realm.thanksgiving.formats import load_p6, shipped_p6_names, shipped_p9_names
@@ -26,6 +25,7 @@ from crab_gym.envs.realm.thanksgiving.generator import generate_p9
 from crab_gym.envs.realm.thanksgiving.heuristics import greedy_action
 from crab_gym.envs.realm.thanksgiving.model import ThanksgivingInstance
 from crab_gym.envs.realm.thanksgiving.sim import Kitchen
+from crab_gym.evaluation.episode_runner import finished_metrics
 
 SHIPPED = [("Realm-P6-v0", n) for n in shipped_p6_names()] + [("Realm-P9-v0", n) for n in shipped_p9_names()]
 NOTHING = {"pickups": [], "cooking_schedule": []}

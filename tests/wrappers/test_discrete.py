@@ -14,10 +14,10 @@ from pydantic import Field
 
 import crab_gym  # noqa: F401  (registers the ids)
 from crab_gym.core import action, evaluator
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.jobshop.heuristics import SPT, run_rule
 from crab_gym.envs.registration import realm_ids
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.wrappers.discrete import DiscreteActions
 from tests.core.toy_env import LampsEnv
 

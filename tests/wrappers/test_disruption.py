@@ -11,10 +11,10 @@ from gymnasium.utils.env_checker import check_env
 from pydantic import ValidationError
 
 import crab_gym  # noqa: F401  (registers the ids)
-from crab_gym.core.episode_runner import finished_metrics
 from crab_gym.envs.realm.common.disruptions import InvalidDisruptionError
 from crab_gym.envs.realm.ridesharing.disruptions import TrafficDelay
 from crab_gym.envs.realm.ridesharing.formats import load_p4
+from crab_gym.evaluation.episode_runner import finished_metrics
 from crab_gym.wrappers.disruption import INFO_KEY, DisruptionWrapper, RandomDisruptions, disruption_targets
 
 P4 = "Realm-P4-v0"

@@ -27,7 +27,6 @@ import networkx as nx
 import numpy as np
 
 from crab_gym.core.keywords import did_you_mean, unknown_keys_message
-from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.base import CrabEnv
 from crab_gym.envs.realm.common.clock_hours import MAX_HOUR
 from crab_gym.envs.realm.common.errors import InstanceFormatError
@@ -37,6 +36,7 @@ from crab_gym.envs.realm.common.plan_score import episode_plan
 from crab_gym.envs.realm.common.references import Reference, optimality_ratio
 from crab_gym.envs.realm.common.viewer import Viewer, check_viewer
 from crab_gym.envs.realm.common.yardstick import ReferenceSolve, Yardstick
+from crab_gym.evaluation.unfinished import SCORE_METRICS
 
 #: The REALM metrics an env reports at the end of every episode (resource usage, the sixth,
 #: is measured by the runner, never by the env).
@@ -522,7 +522,7 @@ class RealmEnv(CrabEnv):
         reports it. Changes nothing: an agent may ask what a plan would cost before it submits.
 
         The env scores its episodes with its own simulator (fast enough for a step at a
-        time); the scoring check (``crab_gym.envs.scoring_check``) asks this checker about
+        time); the scoring check (``crab_gym.checks.scoring``) asks this checker about
         every episode it plays and fails where the two disagree."""
         if self.checker is None:
             raise NotImplementedError(f"{type(self).__name__} names no checker")

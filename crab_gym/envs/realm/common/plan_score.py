@@ -8,10 +8,10 @@ code that exists already:
   or not, the cost, each declared constraint and whatever else the checker reports;
 * the env itself: the plan is submitted at the start of an episode and again at every pause
   (a disruption strikes), as the scoring check and ``OraclePolicy`` play a plan, and the
-  episode's ``info["metrics"]`` (with :func:`~crab_gym.core.episode_runner.finished_metrics`'
+  episode's ``info["metrics"]`` (with :func:`~crab_gym.evaluation.episode_runner.finished_metrics`'
   deferred solves done) are the REALM metrics -- optimality included, by the env's own
   formula. A plan the env refuses (an invalid action: it deadlocks, misses an operation, ...)
-  has no episode: it counts as no plan (:func:`~crab_gym.core.unfinished.no_plan_metrics`,
+  has no episode: it counts as no plan (:func:`~crab_gym.evaluation.unfinished.no_plan_metrics`,
   0 on optimality), as the runner counts an episode without one.
 
 :func:`episode_plan` goes the other way: the plan an episode produced (``info["solution"]``
@@ -33,10 +33,10 @@ from typing import Any
 import gymnasium as gym
 
 from crab_gym.core.action import Action, ActionArgumentError
-from crab_gym.core.episode_runner import finished_metrics
-from crab_gym.core.unfinished import no_plan_metrics
 from crab_gym.envs.realm.common.plan_check import PlanCheck
 from crab_gym.envs.realm.common.references import Reference
+from crab_gym.evaluation.episode_runner import finished_metrics
+from crab_gym.evaluation.unfinished import no_plan_metrics
 
 #: Submissions of one plan before its episode counts as unfinished (one more per pause: the
 #: problems with the most disruptions pause a few times).

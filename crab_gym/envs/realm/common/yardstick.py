@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from crab_gym.core.unfinished import SCORE_METRICS
 from crab_gym.envs.realm.common.references import (
     NOT_APPLICABLE,
     Reference,
@@ -34,6 +33,7 @@ from crab_gym.envs.realm.common.references import (
     deferring_solves,
     solves_deferred,
 )
+from crab_gym.evaluation.unfinished import SCORE_METRICS
 
 ReferenceSolve = Literal["deferred", "inline"]
 

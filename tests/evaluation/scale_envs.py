@@ -1,6 +1,6 @@
 """Toy envs for the evaluation-at-scale tests, importable by worker processes and Ray workers.
 
-Importing this module registers ``SlowLamps-v0`` (so ``gym.make("tests.core.scale_envs:SlowLamps-v0")``
+Importing this module registers ``SlowLamps-v0`` (so ``gym.make("tests.evaluation.scale_envs:SlowLamps-v0")``
 works in a fresh process, e.g. ``python -m crab_gym.cli run``) and ``CrashingLamps-v0``.
 """
 
@@ -60,7 +60,7 @@ def first_legal(env: gym.Env) -> FirstLegal:
     return FirstLegal(env)
 
 
-for _id, _entry in (("SlowLamps-v0", "tests.core.scale_envs:SlowLamps"),
-                    ("CrashingLamps-v0", "tests.core.scale_envs:CrashingLamps")):
+for _id, _entry in (("SlowLamps-v0", "tests.evaluation.scale_envs:SlowLamps"),
+                    ("CrashingLamps-v0", "tests.evaluation.scale_envs:CrashingLamps")):
     if _id not in gym.registry:
         gym.register(_id, entry_point=_entry)

@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.report import BenchmarkReport
-from crab_gym.core.report_rows import CI_METRICS
-from crab_gym.core.stats import RESAMPLES, SEED, mean_pass_at_k, pass_at_k
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.report import BenchmarkReport
+from crab_gym.evaluation.report_rows import CI_METRICS
+from crab_gym.evaluation.stats import RESAMPLES, SEED, mean_pass_at_k, pass_at_k
 
 SIZES = ("small", "medium", "large")
 

@@ -10,9 +10,9 @@ import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.registry import named_policies
-from crab_gym.core.episode import EpisodeSpec
-from crab_gym.core.episode_runner import EnvPool, EpisodeContext, run_episode
-from crab_gym.core.executors import SerialExecutor
+from crab_gym.evaluation.episode import EpisodeSpec
+from crab_gym.evaluation.episode_runner import EnvPool, EpisodeContext, run_episode
+from crab_gym.evaluation.executors import SerialExecutor
 
 #: Ids with disruptions (deferred adaptation), a per-instance memo and plain play; two kwargs
 #: each so that an env never serves another instance's episode.
@@ -98,7 +98,7 @@ def test_the_serial_executor_makes_one_env_per_id_and_kwargs(monkeypatch):
 
 @pytest.mark.parametrize("workers", [2])
 def test_process_workers_give_the_serial_records(workers):
-    from crab_gym.core.executors import ProcessExecutor
+    from crab_gym.evaluation.executors import ProcessExecutor
 
     todo = [EpisodeSpec("Realm-P7-v0", {"instance": "p7_small_00"}, "random", k, k % 2, 200) for k in range(4)]
     context = EpisodeContext.for_envs(named_policies(["random"]), ["Realm-P7-v0"])

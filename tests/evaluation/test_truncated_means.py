@@ -15,9 +15,9 @@ import pytest
 import crab_gym  # noqa: F401
 from crab_gym.baselines.registry import named_policies
 from crab_gym.cli import main
-from crab_gym.core.benchmark import Benchmark
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.unfinished import no_plan_metrics
+from crab_gym.evaluation.benchmark import Benchmark
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.unfinished import no_plan_metrics
 from tests.core.toy_env import LampsEnv
 
 J4 = "Realm-J4-v0"

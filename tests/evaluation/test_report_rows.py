@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from crab_gym.core.episode import EpisodeResult
-from crab_gym.core.outcome import AGENT, INFRA
-from crab_gym.core.report import BenchmarkReport
+from crab_gym.evaluation.episode import EpisodeResult
+from crab_gym.evaluation.outcome import AGENT, INFRA
+from crab_gym.evaluation.report import BenchmarkReport
 
 
 def result(policy: str, instance: str | None, seed: int, *, split: str | None = "test", size: str | None = None,

@@ -15,12 +15,12 @@ import pytest
 
 import crab_gym  # noqa: F401
 from crab_gym.baselines.registry import named_policies
-from crab_gym.core.benchmark import Benchmark, BenchmarkReport
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.episode_store import EpisodeStore, EpisodeStoreError
-from crab_gym.core.progress import EpisodeProgress
-from crab_gym.core.report import WALL_CLOCK_FIELDS, strip_wall_clock
-from tests.core import scale_envs  # noqa: F401 - registers SlowLamps-v0 and CrashingLamps-v0
+from crab_gym.evaluation.benchmark import Benchmark, BenchmarkReport
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec
+from crab_gym.evaluation.episode_store import EpisodeStore, EpisodeStoreError
+from crab_gym.evaluation.progress import EpisodeProgress
+from crab_gym.evaluation.report import WALL_CLOCK_FIELDS, strip_wall_clock
+from tests.evaluation import scale_envs  # noqa: F401 - registers SlowLamps-v0 and CrashingLamps-v0
 
 FT06 = ("Realm-P11-v0", {"instance": "ft06"})
 

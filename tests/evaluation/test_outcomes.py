@@ -11,12 +11,12 @@ import gymnasium as gym
 import pytest
 
 from crab_gym.baselines.llm_agent import LLMAgentError
-from crab_gym.core.benchmark import Benchmark
-from crab_gym.core.episode import EpisodeResult, EpisodeSpec
-from crab_gym.core.episode_store import EpisodeStore
-from crab_gym.core.outcome import INFRA, InfrastructureError, blame, is_infrastructure
-from tests.core.scale_envs import FirstLegal
+from crab_gym.evaluation.benchmark import Benchmark
+from crab_gym.evaluation.episode import EpisodeResult, EpisodeSpec
+from crab_gym.evaluation.episode_store import EpisodeStore
+from crab_gym.evaluation.outcome import INFRA, InfrastructureError, blame, is_infrastructure
 from tests.core.toy_env import LampsEnv
+from tests.evaluation.scale_envs import FirstLegal
 
 
 class ModelPolicy(FirstLegal):

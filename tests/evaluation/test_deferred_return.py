@@ -16,8 +16,8 @@ import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
 from crab_gym.baselines.registry import named_policies
 from crab_gym.cli import main
-from crab_gym.core.benchmark import Benchmark
 from crab_gym.datasets import generate_instance
+from crab_gym.evaluation.benchmark import Benchmark
 
 P1_DRAWN = {"generator": {"n_targets": 4, "size": "small"}}
 

@@ -8,8 +8,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from crab_gym.baselines.registry import named_policies  # noqa: E402
-from crab_gym.core.benchmark import Benchmark  # noqa: E402
-from tests.core import scale_envs  # noqa: E402,F401 - registers CrashingLamps-v0
+from crab_gym.evaluation.benchmark import Benchmark  # noqa: E402
+from tests.evaluation import scale_envs  # noqa: E402,F401 - registers CrashingLamps-v0
 
 FT06 = ("Realm-P11-v0", {"instance": "ft06"})
 
