@@ -12,13 +12,13 @@ import pytest
 
 import crab_gym  # noqa: F401 - registers the ids
 from crab_gym.baselines.random_policy import RandomPolicy
-from crab_gym.evaluation.episode_runner import DefersScoring
 from crab_gym.datasets import generate_instance
 from crab_gym.envs.realm.campus_tour.env import CampusTourEnv
 from crab_gym.envs.realm.common.env import RealmEnv
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.common.yardstick import Pending, Yardstick
 from crab_gym.envs.registration import realm_ids
+from crab_gym.evaluation.episode_runner import DefersScoring
 
 
 def _play_random(env: gym.Env) -> dict:
