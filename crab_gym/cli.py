@@ -44,6 +44,7 @@ from crab_gym.evaluation.episode_store import FILENAME, EpisodeStore, EpisodeSto
 from crab_gym.evaluation.llm_report import Prices
 from crab_gym.evaluation.ray_executor import RAY_MISSING
 from crab_gym.evaluation.report import BenchmarkReport
+from crab_gym.evaluation.terminal import rich_available
 from crab_gym.mcp.cli import add_mcp_parser
 from crab_gym.results.cli import SPLIT, add_results_parser
 from crab_gym.results.compare import compare, compare_markdown
@@ -275,12 +276,22 @@ def _finish(report: Any, args: argparse.Namespace) -> bool:
             print(f"crab-gym {args.command}: cannot write the reports into {args.out}: {exc.strerror or exc}; "
                   f"the episodes are kept in {Path(args.out) / FILENAME} (`crab-gym report {args.out}` writes the "
                   "reports once there is room)", file=sys.stderr)
-            print(report.to_markdown())
+            print(_shown_report(report, args))
             return False
-    print(report.to_markdown())
+    print(_shown_report(report, args))
     for line in written:
         print(line)
     return True
+
+
+def _shown_report(report: Any, args: argparse.Namespace) -> str:
+    """The printed report: on a terminal (with rich) the summary table fitted to the screen and
+    a line saying where the legend is (``--legend`` prints it); piped, the Markdown of
+    report.md, legend included, as scripts read it."""
+    if not (sys.stdout.isatty() and rich_available()):
+        return report.to_markdown()
+    text = report.to_terminal(color=True)
+    return text + "\n" + report.legend_markdown() if getattr(args, "legend", False) else text
 
 
 def _backend(args: argparse.Namespace, specs: dict[str, Any]) -> str:
@@ -629,6 +640,8 @@ def _add_run_execution(p_run: argparse.ArgumentParser) -> None:
                        help="LLM policies: at most R requests per second to the model server, over "
                             "all workers (default: no limit)")
     _add_price_options(p_run)
+    p_run.add_argument("--legend", action="store_true",
+                       help="on a terminal, also print what each report column means (report.md always has it)")
     p_run.add_argument("--plot", action="store_true",
                        help="also write DIR/report.png (needs --out and the viz extra)")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -651,6 +664,8 @@ def _add_report_parser(sub: Any) -> None:
     )
     p_report.add_argument("dir", metavar="DIR", help="the --out directory of a `crab-gym run`")
     p_report.add_argument("--plot", action="store_true", help="also write DIR/report.png (needs the viz extra)")
+    p_report.add_argument("--legend", action="store_true",
+                          help="on a terminal, also print what each column means (report.md always has it)")
     p_report.add_argument("--compare", default=None, metavar="reference|FILE",
                           help="compare the run with the shipped reference results (or a results.json), paired "
                                "by instance, with 95 %% intervals of the differences; writes DIR/compare.md")

@@ -52,7 +52,7 @@ FAMILIES = sorted(p.name for p in (PACKAGE / "envs" / "realm").iterdir()
 LAZY_THIRD_PARTY = {
     "matplotlib", "torch", "stable_baselines3", "sb3_contrib", "openai", "pyautogui", "mss", "PIL",
     "fastapi", "uvicorn", "httpx", "minari", "Xlib", "job_shop_lib", "pyarrow", "ray", "JSSEnv",
-    "pettingzoo", "tqdm",
+    "pettingzoo", "tqdm", "rich",
 }
 
 #: The floors, lowest first: floor name -> the modules on it (a prefix covers a package's modules).

@@ -33,6 +33,13 @@ def _natural(text: str) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
+def env_order(env_id: str) -> tuple[Any, ...]:
+    """Report order of env ids: the problem index's (REALM's P1 ... P11, then the job-shop
+    variants J2 ... J4, which extend P11), then any other id; naturally within each."""
+    rank = 0 if env_id.startswith("Realm-P") else 1 if env_id.startswith("Realm-J") else 2
+    return (rank, *_natural(env_id))
+
+
 @dataclass(frozen=True)
 class EnvCase:
     """One env a benchmark plays: an id, the keywords of ``gym.make`` (the instance among them)
@@ -84,7 +91,7 @@ class EpisodeSpec:
     @property
     def sort_key(self) -> tuple[Any, ...]:
         """Report order: by env, split, policy, instance and index; never by completion order."""
-        return (_natural(self.env_id), self.split or "", self.policy, _natural(self.instance or ""),
+        return (env_order(self.env_id), self.split or "", self.policy, _natural(self.instance or ""),
                 canonical_json(self.env_kwargs), canonical_json(self.policy_kwargs), self.index, self.seed,
                 self.max_steps)
 

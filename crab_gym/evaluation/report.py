@@ -25,6 +25,7 @@ from crab_gym.evaluation.llm_report import LLM_LEGEND, Prices, llm_markdown, llm
 from crab_gym.evaluation.outcome import AGENT_FAILED, is_infra_failure
 from crab_gym.evaluation.report_rows import CI_METRICS, group_key, report_tables, summary_rows, usage_tokens
 from crab_gym.evaluation.stats import LEVEL, RESAMPLES, SEED
+from crab_gym.evaluation.terminal import LEGEND_HINT, terminal_table
 from crab_gym.evaluation.unfinished import SCORE_METRICS
 from crab_gym.evaluation.unfinished import is_number as _is_number
 
@@ -136,6 +137,24 @@ def _seed_cell(row: Mapping[str, Any], column: str) -> str:
 
 def _summary_cell(row: Mapping[str, Any], column: str) -> str:
     return _mean_cell(row, column) if column in CI_METRICS else _cell(column, row.get(column))
+
+
+#: Counts a terminal table leaves out where every row has none (report.md keeps them).
+QUIET_COUNTS = ("infra_errors", "agent_errors", "truncated", "invalid")
+
+
+def _terminal_cell(row: Mapping[str, Any], column: str) -> str:
+    """A terminal cell: the env's short id (``P3``), a mean above the wider half of its 95 %
+    interval (``±0.03``; two lines, so that the columns stay narrow: report.md has the exact
+    interval), else the Markdown cell."""
+    if column == "env":
+        return str(row.get("env", "")).removeprefix("Realm-").removesuffix("-v0")
+    text = _cell(column, row.get(column))
+    ci = (row.get("ci") or {}).get(column)
+    if column not in CI_METRICS or ci is None or not _is_number(row.get(column)):
+        return text
+    half = max(float(row[column]) - ci[0], ci[1] - float(row[column]))  # the wider side: never understated
+    return f"{text}\n±{math.ceil(half * 100 - 1e-9) / 100:.2f}"
 
 
 def _shown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:
@@ -262,6 +281,25 @@ class BenchmarkReport:
             lines += ["", *llm]
         return "\n".join(lines) + "\n"
 
+    def to_terminal(self, width: int | None = None, color: bool = False) -> str:
+        """What a terminal shows: the summary table drawn at the screen's ``width`` (rich,
+        :mod:`~crab_gym.evaluation.terminal`), then the other tables and the errors as in
+        :meth:`to_markdown`, and one line saying where the legend is."""
+        rows, _ = report_tables(self.results)
+        if not rows:
+            return "(no episodes)\n"
+        columns = [c for c in _shown(rows, (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS))
+                   if not (c in QUIET_COUNTS and all(not row.get(c) for row in rows))]
+        table = terminal_table(rows, columns, _terminal_cell, width=width, color=color)
+        rest = self.to_markdown(legend=False).split("\n")
+        rest = rest[len(rows) + 2:]  # the Markdown summary table is the first len(rows) + 2 lines
+        return table + "\n".join(rest).rstrip("\n") + f"\n\n{LEGEND_HINT}\n"
+
+    def legend_markdown(self) -> str:
+        """What each column means (the legend of :meth:`to_markdown`), on its own."""
+        full = self.to_markdown(legend=True)
+        return full[full.index("**Columns**"):] if "**Columns**" in full else ""
+
     def _error_lines(self) -> list[str]:
         """The **Errors** list: one line per group, infrastructure failures apart from the agent's."""
         errors = self.error_groups()
@@ -360,18 +398,26 @@ def _bar_width(rows: list[dict[str, Any]]) -> float:
 
 
 def _bars(ax: Any, rows: list[dict[str, Any]], envs: list[str], metric: str) -> None:
-    """One panel: a bar per (env, policy) with the mean of ``metric`` over its rows."""
+    """One panel: a bar per (env, policy) with the mean of ``metric`` over its rows, outlined
+    so that a mean of 0 shows as a line; where the metric does not apply (every value n/a)
+    the slot says ``n/a`` instead of staying empty like a 0."""
     policies = list(dict.fromkeys(r["policy"] for r in rows))
     width = _bar_width(rows)
     for j, pol in enumerate(policies):
-        xs, ys = [], []
+        xs, ys, missing = [], [], []
         for i, env_id in enumerate(envs):
-            vals = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
-            vals = [v for v in vals if _is_number(v)]
+            played = [r.get(metric) for r in rows if r["env"] == env_id and r["policy"] == pol]
+            vals = [v for v in played if _is_number(v)]
             if vals:
                 xs.append(i + j * width)
                 ys.append(statistics.fmean(vals))
-        ax.bar(xs, ys, width=width, label=pol)
+            elif played:
+                missing.append(i + j * width)
+        bars = ax.bar(xs, ys, width=width, label=pol, linewidth=1.2)
+        for bar in bars:
+            bar.set_edgecolor(bar.get_facecolor())
+        for x in missing:
+            ax.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize="x-small", color="0.45")
     ax.set_ylabel(metric)
 
 
