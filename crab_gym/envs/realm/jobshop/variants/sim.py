@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from crab_gym.envs.realm.jobshop.sim import first_fit
 from crab_gym.envs.realm.jobshop.variants.model import Disruption, ShopInstance, Windows, merged, windows
 
 INF = math.inf
@@ -151,15 +152,7 @@ class ShopSim:
         """(earliest start >= t on machine ``mc`` for job ``j``'s ``p`` units, index in its list)."""
         starts, ends, holds = self.m_starts[mc], self.m_ends[mc], self.holds[j]
         while True:
-            i = bisect_right(ends, t)
-            count = len(starts)
-            while i < count:
-                if t + p <= starts[i]:
-                    break
-                e = ends[i]
-                if e > t:
-                    t = e
-                i += 1
+            t, i = first_fit(starts, ends, t, p)
             if holds and p > 0:
                 bumped = t
                 for a, b in holds:
