@@ -26,6 +26,23 @@ import numpy as np
 from crab_gym.envs.realm.jobshop.model import JSSPInstance
 
 
+def first_fit(starts: list[int], ends: list[int], t: int, p: int) -> tuple[int, int]:
+    """The earliest start ``>= t`` of ``p`` units in the first idle gap of a machine whose busy
+    intervals are ``starts``/``ends`` (sorted by start, not overlapping), and the index the new
+    interval takes in those lists: left-shift insertion, shared by P11's and the J variants'
+    engines (each calls it once per placement, so it stays a plain loop on lists)."""
+    i = bisect_right(ends, t)  # intervals before i end by t: they cannot block
+    count = len(starts)
+    while i < count:
+        if t + p <= starts[i]:
+            break
+        e = ends[i]
+        if e > t:
+            t = e
+        i += 1
+    return t, i
+
+
 class JobShopSchedule:
     """A partial schedule of an instance, built one operation at a time.
 
@@ -107,20 +124,7 @@ class JobShopSchedule:
         """(start, position in the machine's sequence) for job's next operation."""
         k = self.next_op[job]
         mc = self._mach[job][k]
-        p = self._dur[job][k]
-        t = self.job_ready[job]
-        starts = self.m_starts[mc]
-        ends = self.m_ends[mc]
-        i = bisect_right(ends, t)  # intervals before i end by t: they cannot block
-        count = len(starts)
-        while i < count:
-            if t + p <= starts[i]:
-                break
-            e = ends[i]
-            if e > t:
-                t = e
-            i += 1
-        return t, i
+        return first_fit(self.m_starts[mc], self.m_ends[mc], self.job_ready[job], self._dur[job][k])
 
     def dispatch(self, job: int) -> tuple[int, int, int]:
         """Place job's next operation; returns (operation index, start, end).
@@ -128,11 +132,12 @@ class JobShopSchedule:
         The caller checks legality with :meth:`can_dispatch` (the env does, in
         ``_check_action``); this method assumes it.
         """
-        t, i = self.earliest_start(job)
         k = self.next_op[job]
         mc = self._mach[job][k]
-        end = t + self._dur[job][k]
+        p = self._dur[job][k]
         starts, ends = self.m_starts[mc], self.m_ends[mc]
+        t, i = first_fit(starts, ends, self.job_ready[job], p)
+        end = t + p
         if i == len(starts):
             starts.append(t)
             ends.append(end)
