@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import errno
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -129,6 +130,10 @@ def _check_run_args(args: argparse.Namespace) -> dict[str, Any]:
             import ray  # noqa: F401
         except ImportError:
             raise UsageError(f"--backend ray: {RAY_MISSING}") from None
+        if str(args.address or "").startswith("ray://") and importlib.util.find_spec("grpc") is None:
+            raise UsageError(f"--address {args.address}: a ray:// address goes through Ray's client, which is not "
+                             "installed: pip install \"ray[client]\" (or run on the cluster's head node with "
+                             "--address auto)")
     if not args.env_kwargs:
         return {}
     try:

@@ -5,7 +5,13 @@
 # Non-interactive; run as root (CI) or it uses sudo.
 set -euo pipefail
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "install_desktop_deps.sh: not root and no sudo here: run it as root (bash $0)" >&2
+        exit 1
+    fi
+    SUDO="sudo"
+fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends \

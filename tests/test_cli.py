@@ -261,3 +261,15 @@ def test_warnings_print_as_one_line_without_source():
     lines = err.splitlines()
     assert lines[0] == "crab-gym: warning: p1.json: field 'windows[2]': repaired (the end before the start)"
     assert "UserWarning: after" in lines[1]  # put back after the command
+
+
+def test_a_ray_client_address_without_the_client_is_one_line(capsys):
+    """Issue 38: ``--address ray://...`` without ``ray[client]`` gave a 33-line traceback."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None or importlib.util.find_spec("grpc") is not None:
+        pytest.skip("needs ray without its client")
+    code, _, err = run_cli(capsys, "run", "--env", "Realm-P1-v0", "--backend", "ray", "--address",
+                           "ray://127.0.0.1:10001")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert 'pip install "ray[client]"' in err and "--address auto" in err
