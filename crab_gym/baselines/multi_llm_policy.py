@@ -21,6 +21,11 @@ from crab_gym.baselines.multi_llm import MultiLLMRunner
 from crab_gym.evaluation.episode_runner import PlayedEpisode
 from crab_gym.multiagent import RealmParallelEnv
 
+#: Turns of history each actor's agent sends by default (its ``max_history_turns``): each tool
+#: result repeats the whole state, so an actor that keeps repeating an illegal move would
+#: otherwise send hundreds of requests with a history of hundreds of messages.
+DEFAULT_HISTORY_TURNS = 20
+
 #: The usage keys summed over the actors' agents.
 _SUMMED = ("prompt_tokens", "completion_tokens", "total_tokens", "requests", "latency_s")
 
@@ -32,13 +37,14 @@ class MultiLLMPolicy:
         env: the env made by the runner (a multi-agent REALM id).
         max_retries_per_turn: extra requests within a turn after a reply that is no move of
             the actor's own (then it passes).
-        **agent_kwargs: passed to every :class:`LLMAgent` (``model=``, ``base_url=``, ``max_rps=``...).
+        **agent_kwargs: passed to every :class:`LLMAgent` (``model=``, ``base_url=``, ``max_rps=``...);
+            ``max_history_turns`` is :data:`DEFAULT_HISTORY_TURNS` unless given (None: the whole history).
     """
 
     def __init__(self, env: gym.Env, *, max_retries_per_turn: int = 2,
                  agent_factory: Callable[[str], LLMAgent] | None = None, **agent_kwargs: Any) -> None:
         self.agents = RealmParallelEnv(env).possible_agents  # fails early on a single-actor env
-        self.agent_kwargs = dict(agent_kwargs)
+        self.agent_kwargs = {"max_history_turns": DEFAULT_HISTORY_TURNS, **agent_kwargs}
         self.agent_factory = agent_factory or (lambda _actor: LLMAgent(**self.agent_kwargs))
         if agent_factory is None:
             LLMAgent(**self.agent_kwargs)  # a missing model or key is an error now, not mid-run

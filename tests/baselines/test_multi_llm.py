@@ -188,3 +188,15 @@ def test_the_runner_checks_its_agents():
     with pytest.raises(ValueError, match=r"has agents \['v1', 'v2'\]"):
         MultiLLMRunner(ENV_ID, {"v1": LLMAgent(model="m", base_url="http://127.0.0.1:9/v1")},
                        env_kwargs={"instance": INSTANCE})
+
+
+def test_the_multi_llm_policy_caps_each_agents_history_by_default():
+    """Issue 38: a model repeating an illegal move sent 300 requests with a 600-message history."""
+    from crab_gym.baselines.multi_llm_policy import DEFAULT_HISTORY_TURNS, MultiLLMPolicy
+
+    env = gym.make(ENV_ID)
+    capped = MultiLLMPolicy(env, model="m", base_url="http://127.0.0.1:9/v1")
+    assert capped.agent_kwargs["max_history_turns"] == DEFAULT_HISTORY_TURNS == 20
+    assert capped.agent_factory("any").max_history_turns == 20
+    whole = MultiLLMPolicy(env, model="m", base_url="http://127.0.0.1:9/v1", max_history_turns=None)
+    assert whole.agent_factory("any").max_history_turns is None
