@@ -215,9 +215,9 @@ def _credit_points(
 
 
 def useful_stock(have: int, need_left: int, fractions: Sequence[float]) -> int:
-    """A stock that serves the need as well as ``have`` does: ``min(have, C)``, ``C`` the
-    least found with ``g(C) >= need_left``, ``g`` the shortages of ``fractions`` in order (each
-    leaves ``R - floor(f R)`` of ``R``; those after a shortage of everything left do not count).
+    """A stock that serves the need as well as ``have`` does: ``min(have, C)``, ``C`` a stock
+    with ``g(C) >= need_left``, ``g`` the shortages of ``fractions`` in order (each leaves
+    ``R - floor(f R)`` of ``R``; those from a shortage of everything left on do not count).
 
     Why: loads beyond a region's need earn nothing, so some optimal plan ships at most
     ``need_left`` in all (trim the excess; a trip left empty is dropped, saving its minutes).
