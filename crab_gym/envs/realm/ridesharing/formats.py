@@ -150,7 +150,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
         stops = {}
         for key in ("pickup", "dropoff"):
             loc = item.get(key)
-            if loc not in names:
+            if not isinstance(loc, str) or loc not in names:
                 raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.{key}")
             stops[key] = loc
         window = item.get("time_window")
@@ -199,7 +199,7 @@ def _parse_vehicles(data: dict, source: str, names: set[str]) -> list[Vehicle]:
         base = f"vehicles[{k}]"
         vid = _new_id(item, base, source, seen, vehicle=True)
         loc = item.get("location")
-        if loc not in names:
+        if not isinstance(loc, str) or loc not in names:
             raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.location")
         cap = item.get("capacity")
         if not is_number(cap) or too_large(cap) or cap < 1 or cap != int(cap):
