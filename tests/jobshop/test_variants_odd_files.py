@@ -116,6 +116,7 @@ def test_at_the_bound_every_observation_stays_in_the_space_and_one_more_is_refus
     ("J4", j4_file({**WEATHER, "severity": 700}), "disruptions[0].severity"),  # was 1.0
     ("J4", j4_file({**BREAKDOWN, "machine_id": [2, 3]}), "disruptions[0].machine_id"),  # was machine 1 alone
     ("J4", j3_file(), "disruptions"),  # was read as J3, without disruptions
+    ("J4", j4_file({**WEATHER, "affected_operations": 0}), "disruptions[0].affected_operations[0]"),  # was none
 ])
 def test_a_value_that_would_change_meaning_is_refused(tmp_path, problem, data, field):
     assert refused(tmp_path, problem, data).field == field
@@ -142,6 +143,10 @@ def test_a_j4_file_given_to_j3_drops_its_disruptions_with_a_warning(tmp_path):
     assert inst.problem == "J3" and inst.disruptions == ()
     notes = [str(w.message) for w in caught if issubclass(w.category, RealmRepairWarning)]
     assert any("j4.json: disruptions: J3 has none; the file's 1 disruption(s) are not used" in n for n in notes)
+    own = load_instance("J4", str(path)).to_dict()  # crab_gym's own form of the J4 instance
+    with pytest.warns(RealmRepairWarning, match="own.json: disruptions: J3 has none"):
+        inst = load_instance("J3", str(write(tmp_path, "own.json", own)))
+    assert inst.problem == "J3" and inst.disruptions == () and inst.jobs == load_instance("J4", str(path)).jobs
 
 
 # ----------------------------------------------------------------------------- vague messages
@@ -164,3 +169,14 @@ def test_a_missing_or_wrong_key_is_named_as_the_file_spells_it(tmp_path, problem
     machine 8' for a file's machine_id 9."""
     err = refused(tmp_path, problem, data)
     assert err.field == field and words in str(err)
+
+
+@pytest.mark.parametrize(("problem", "data", "field"), [
+    ("J2", j2_file({**BREAKDOWN, "type": []}), "disruptions[0].type"),  # was TypeError: unhashable type
+    ("J3", {"machines": 2, "jobs": [[[0, 1]]], "disruptions": [{"type": {}, "start": 0, "duration": 1}]},
+     "disruptions[0].type"),
+    ("J3", {**j3_file(), "num_machines": 10**9}, "num_machines"),  # was MemoryError building the spaces
+    ("J3", {"machines": 10**9, "jobs": [[[0, 1]]]}, "machines"),
+])
+def test_a_type_of_the_wrong_kind_or_a_machine_count_beyond_the_operations_is_named(tmp_path, problem, data, field):
+    assert refused(tmp_path, problem, data).field == field

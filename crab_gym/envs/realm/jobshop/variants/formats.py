@@ -132,7 +132,10 @@ def from_mapping(data: Any, source: str, problem: str, name: str | None = None) 
         return convert_j2(dict(data), source, name)
     if "jobs" not in data and "machines" not in data:
         raise _no_instance(data, source, problem)
-    return ShopInstance.from_dict(data, source)
+    inst = ShopInstance.from_dict(data, source)
+    if problem == "J3" and inst.disruptions:
+        inst = _without_disruptions(ShopInstance(inst.jobs, inst.n_machines, inst.name, "J3"), data, source)
+    return inst
 
 
 def _no_instance(data: Mapping[str, Any], source: str, problem: str) -> InstanceFormatError:
@@ -146,7 +149,8 @@ def _no_instance(data: Mapping[str, Any], source: str, problem: str) -> Instance
 
 
 def _without_disruptions(inst: ShopInstance, data: Mapping[str, Any], source: str) -> ShopInstance:
-    """J3's instance of a file that lists disruptions (a J4 file): they are not used."""
+    """J3's instance of a file that lists disruptions (a J4 file, or our own form's): they
+    are not used (J3's env would run them unseen)."""
     listed = data.get("disruptions")
     if listed:
         n = len(listed) if isinstance(listed, list) else 1
@@ -220,7 +224,7 @@ def convert_j3(data: dict[str, Any], source: str, name: str | None = None, probl
     n_machines = _declared_counts(data, source, jobs, max(machines_seen) + 1 - shift)
     label = str(data.get("name") or data.get("instance_id") or data.get("instance_name") or name or Path(source).stem)
     return _checked(lambda: ShopInstance(jobs, n_machines, label, problem), source,
-                    lambda f: "processing_times" + f.removeprefix("jobs"))
+                    lambda f: "processing_times" + f.removeprefix("jobs") if f.startswith("jobs") else f)
 
 
 def _declared_counts(data: dict[str, Any], source: str, jobs: tuple, used: int) -> int:
@@ -237,7 +241,13 @@ def _declared_counts(data: dict[str, Any], source: str, jobs: tuple, used: int) 
             raise InstanceFormatError(source, f"declares {declared!r} but processing_times has {value} {what}",
                                       field=key)
     declared = data.get("num_machines", data.get("machines"))
-    return max(used, declared) if isinstance(declared, int) and not isinstance(declared, bool) else used
+    if not isinstance(declared, int) or isinstance(declared, bool):
+        return used
+    if declared > found["total_operations"]:  # a machine no operation uses only widens the spaces
+        raise InstanceFormatError(source, f"declares {declared} machines but processing_times has only "
+                                          f"{found['total_operations']} operations",
+                                  field="num_machines" if "num_machines" in data else "machines")
+    return max(used, declared)
 
 
 def convert_j2(data: dict[str, Any], source: str, name: str | None = None) -> ShopInstance:
@@ -323,7 +333,7 @@ def _disruption(d: Any, source: str, where: str, shell: ShopInstance, ids: _Ids)
     if "type" not in fields and "disruption_type" not in fields:
         raise missing(source, f"{where}.type")
     kind = fields.get("type", fields.get("disruption_type"))
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InstanceFormatError(source, f"unknown type {kind!r}; known: {', '.join(KINDS)}", field=f"{where}.type")
     for key in ("start_time", "duration"):
         if key not in fields and not (key == "start_time" and "start" in fields):
@@ -366,7 +376,7 @@ def _cascade(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -
 
 def _supply(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
     jobs = ids.convert(id_list(f.get("affected_jobs"), source, f"{where}.affected_jobs"), f"{where}.affected_jobs", "job")
-    if not jobs and f.get("affected_operations"):
+    if not jobs and _entries(f, "affected_operations"):
         jobs = sorted({j for j, _ in _operations(f, source, where, shell, "the jobs of")})
     elif "affected_jobs" in f and not jobs:
         _repair(source, f"{where}.affected_jobs is empty: the shortage share picks the jobs held")
@@ -409,8 +419,7 @@ def _operations(f: dict, source: str, where: str, shell: ShopInstance, use: str)
     job by job from 1."""
     flat = [(j, k) for j, row in enumerate(shell.jobs) for k in range(len(row))]
     pairs, bare = [], []
-    entries = f.get("affected_operations") or []
-    for i, entry in enumerate(entries if isinstance(entries, list) else [entries]):
+    for i, entry in enumerate(_entries(f, "affected_operations")):
         kind, value = operation(entry, source, f"{where}.affected_operations[{i}]", len(flat))
         if kind == "pair":
             pairs.append(value)
@@ -423,6 +432,15 @@ def _operations(f: dict, source: str, where: str, shell: ShopInstance, use: str)
         _repair(source, f"{where}.affected_operations: job and operation ids numbered from 1 converted to 0-based")
         pairs = [(j - 1, k - 1) for j, k in pairs]
     return pairs + bare
+
+
+def _entries(f: dict, key: str) -> list[Any]:
+    """A list field's entries: absent, null, ``""`` or ``[]`` is none; one value alone is a
+    list of one (so operation ``0`` is refused, not read as none)."""
+    value = f.get(key)
+    if value is None or value == "" or value == []:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 _PARAMS = {"machine_breakdown": _breakdown, "power_outage": _outage, "emergency_shutdown": _shutdown,

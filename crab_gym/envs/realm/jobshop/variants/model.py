@@ -255,9 +255,14 @@ def _jobs_from(rows: Any, source: str) -> tuple[tuple[tuple[int, int], ...], ...
 
 def check_jobs(jobs: Any, n_machines: int, source: str) -> None:
     """At least one job, each a non-empty chain, every machine in range, durations >= 0 and
-    adding up to at most :data:`MAX_TIME`."""
+    adding up to at most :data:`MAX_TIME`, no more machines than operations (one no operation
+    uses only widens the spaces)."""
     if not jobs:
         raise InstanceFormatError(source, "an instance needs at least one job", field="jobs")
+    n_ops = sum(len(row) for row in jobs)
+    if n_machines > n_ops:
+        raise InstanceFormatError(source, f"declares {n_machines} machines but the jobs have only {n_ops} operations",
+                                  field="machines")
     for j, row in enumerate(jobs):
         if not row:
             raise InstanceFormatError(source, "a job needs at least one operation", field=f"jobs[{j}]")
@@ -285,7 +290,7 @@ def disruption_from(data: Any, source: str, where: str) -> Disruption:
     if not isinstance(data, Mapping):
         raise InstanceFormatError(source, "expected an object", field=where)
     kind = data.get("type")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InstanceFormatError(source, f"unknown type {kind!r}; known: {', '.join(KINDS)}", field=f"{where}.type")
     start = _whole(data.get("start"), source, f"{where}.start", 0, MAX_TIME)
     duration = _whole(data.get("duration"), source, f"{where}.duration", 1, MAX_TIME)
