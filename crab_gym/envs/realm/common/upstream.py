@@ -11,6 +11,11 @@ from typing import Any
 
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 
+#: The key every upstream REALM-Bench file has and crab_gym's own formats never use (they
+#: have ``name``): with it, a family's loader knows a file is upstream's even when the file
+#: lacks the one key that tells its problem (:func:`is_upstream_for`).
+UPSTREAM_ID = "instance_id"
+
 #: ``(problem, required keys)`` in detection order, and the keys only upstream files use:
 #: written by the problem index (:func:`use_problem_keys`) when it reads the families' records.
 _TABLE: dict[str, Any] = {"keys": (), "marks": frozenset()}
@@ -75,7 +80,7 @@ def partial_upstream(data: Any) -> tuple[str, list[str]] | None:
 def missing_key_error(data: dict, problem: str, missing: list[str], source: str) -> InstanceFormatError:
     """The error for an upstream-shaped mapping that lacks detection key(s) ``missing``."""
     keys = next(k for p, k in problem_keys() if p == problem)
-    has = [k for k in keys if k in data]
+    has = [k for k in keys if k in data] or [k for k in (UPSTREAM_ID,) if k in data]
     return InstanceFormatError(
         source,
         f"missing required key: the file looks like an upstream REALM-Bench {problem} file "
@@ -84,12 +89,18 @@ def missing_key_error(data: dict, problem: str, missing: list[str], source: str)
     )
 
 
+def looks_upstream(data: Any) -> bool:
+    """Whether a mapping is upstream-shaped (one of upstream's distinctive keys, or
+    :data:`UPSTREAM_ID`), so that crab_gym's own format is not what it lacks."""
+    return partial_upstream(data) is not None or (isinstance(data, dict) and UPSTREAM_ID in data)
+
+
 def is_upstream_for(data: Any, source: str, problems: tuple[str, ...], what: str) -> bool:
     """Whether ``data`` is a complete upstream file of one of ``problems``; False if it is not
     upstream-shaped at all (then it is crab_gym's own format). Raises
     :class:`InstanceFormatError` for an upstream file of another problem, or one missing a
     detection key (naming that key). ``what`` names the expected problem in the error."""
-    partial = partial_upstream(data)
+    partial = partial_upstream(data) or _by_its_id(data, problems)
     if partial is None:
         return False
     problem, missing = partial
@@ -98,3 +109,15 @@ def is_upstream_for(data: Any, source: str, problems: tuple[str, ...], what: str
     if missing:
         raise missing_key_error(data, problem, missing, source)
     return True
+
+
+def _by_its_id(data: Any, problems: tuple[str, ...]) -> tuple[str, list[str]] | None:
+    """``(problem, missing detection keys)`` for a mapping with :data:`UPSTREAM_ID` but none
+    of upstream's distinctive keys (a P5 file without ``travel_times``): the one of
+    ``problems`` whose detection keys it has most of. Else None (crab_gym's own format)."""
+    if not isinstance(data, dict) or UPSTREAM_ID not in data:
+        return None
+    keys = dict(problem_keys())
+    best = max(problems, key=lambda p: sum(k in data for k in keys.get(p, ())))
+    missing = [k for k in keys.get(best, ()) if k not in data]
+    return (best, missing) if missing else None

@@ -125,7 +125,7 @@ def _regions(data: dict, source: str, deadlines: dict[str, float]) -> list[Regio
         if not isinstance(rid, str) or not rid:
             raise InstanceFormatError(source, f"expected a non-empty string, got {rid!r}", field=f"{f}.id")
         sev = item.get("severity")
-        if sev not in SEVERITY_WEIGHTS:
+        if not isinstance(sev, str) or sev not in SEVERITY_WEIGHTS:
             raise InstanceFormatError(source, f"expected one of {', '.join(SEVERITY_WEIGHTS)}, got {sev!r}",
                                       field=f"{f}.severity")
         pop = int(_number(item.get("population"), source, f"{f}.population"))
@@ -205,9 +205,10 @@ def _disruptions(data: dict, source: str, region_ids: list[str]) -> list[Any]:
             out.append(WeatherEvent(region=region, start=start, duration=_up(hours * 60),
                                     impact=str(item.get("impact", "transport_blocked"))))
         elif kind == "resource_shortage":
-            res = NEED_ALIASES.get(item.get("resource"), item.get("resource"))
-            if res not in RESOURCES:
+            res = item.get("resource")
+            if not isinstance(res, str) or NEED_ALIASES.get(res, res) not in RESOURCES:
                 raise InstanceFormatError(source, f"unknown resource {item.get('resource')!r}", field=f"{f}.resource")
+            res = NEED_ALIASES.get(res, res)
             fraction = _number(item.get("shortage"), source, f"{f}.shortage", high=1.0)
             start = UPSTREAM_START + SHORTAGE_AFTER
             _fill(source, f"{f}.start", f"no start; the shortage strikes at {start // 60:02d}:{start % 60:02d}")

@@ -10,7 +10,9 @@ Formulation (every time of an instance lies on its grid of ``slot_minutes``):
   occupies ``2 * one_way`` minutes);
 * stock: each shortage at minute ``s`` destroys ``floor(f * R)`` of the ``R`` units left at
   the base after the departures before ``s`` (two linear inequalities with ``f`` as the exact
-  ratio of :func:`~.model.shortage_ratio`); everything shipped fits in the stock net of the losses;
+  ratio of :func:`~.model.shortage_ratio`); everything shipped fits in the stock net of the losses.
+  The stock is bounded by what the need can use (:func:`useful_stock`), so that the model's
+  numbers, and the solve, are those of the need however large the stock is;
 * credit: per region and resource, units credited on time ``<= `` units arriving by the
   deadline, late credit ``<=`` units arriving after it, both together ``<=`` the need;
 * objective: ``K * shortfall + transport minutes`` (see :mod:`.model`).
@@ -131,7 +133,7 @@ def solve_p7(
         made.add_vehicle(v, blocks, resid)
     x, q, caps, minutes_terms = made.x, made.q, made.caps, made.minutes_terms
     points = _credit_points(m, inst, q, on0, late0)
-    _add_stock(m, inst, state, known, q)
+    _add_stock(m, inst, state, known, q, resid)
     m.Minimize(K * sum(points) + sum(minutes_terms))
     if hint is not None:
         _add_hint(m, inst, x, q, caps, hint)
@@ -212,18 +214,42 @@ def _credit_points(
     return points
 
 
-def _add_stock(m: cp_model.CpModel, inst: P7Instance, state: ReliefState, known: Sequence[Any], q: dict) -> None:
+def useful_stock(have: int, need_left: int, fractions: Sequence[float]) -> int:
+    """A stock that serves the need as well as ``have`` does: ``min(have, C)``, ``C`` a stock
+    with ``g(C) >= need_left``, ``g`` the shortages of ``fractions`` in order (each leaves
+    ``R - floor(f R)`` of ``R``; those from a shortage of everything left on do not count).
+
+    Why: loads beyond a region's need earn nothing, so some optimal plan ships at most
+    ``need_left`` in all (trim the excess; a trip left empty is dropped, saving its minutes).
+    ``g(R - x) >= g(R) - x`` (shipping before a shortage saves at least what it ships), so
+    with ``C`` at the base, whatever such a plan has shipped by a time, at least
+    ``need_left`` minus that is left until a shortage of everything, which leaves nothing
+    of ``have`` either. Such a plan fits ``C`` exactly when it fits ``have``."""
+    fractions = list(fractions)
+    total = next((i for i, f in enumerate(fractions) if shortage_ratio(f)[0] >= shortage_ratio(f)[1]), len(fractions))
+    want = need_left
+    for f in reversed(fractions[:total]):
+        p, q = shortage_ratio(f)
+        want = -(-want * q // (q - p))  # g(want') >= want' (q - p) / q >= want
+    return min(have, want)
+
+
+def _add_stock(m: cp_model.CpModel, inst: P7Instance, state: ReliefState, known: Sequence[Any], q: dict,
+               resid: Mapping[tuple[int, str], int]) -> None:
     """Stock: what leaves the base never exceeds what is there, shortages included (each
-    destroys ``floor(left * p / q)`` of what is left when it strikes, modelled exactly)."""
+    destroys ``floor(left * p / q)`` of what is left when it strikes, modelled exactly), the
+    stock bounded by :func:`useful_stock`."""
     slot = inst.slot_minutes
     for k in RESOURCES:
         shipped = [(t, var) for (v, r, t, kk), var in q.items() if kk == k]
         if not shipped:
             continue
         lost_total: list[Any] = []
-        have = state.stock.get(k, 0)
-        for n, d in enumerate(sorted((d for d in known if isinstance(d, ResourceShortage) and d.resource == k
-                                      and d.start > state.now), key=lambda d: d.start)):
+        shortages = sorted((d for d in known if isinstance(d, ResourceShortage) and d.resource == k
+                            and d.start > state.now), key=lambda d: d.start)
+        need_left = sum(n for (_, kk), n in resid.items() if kk == k)
+        have = useful_stock(state.stock.get(k, 0), need_left, [d.fraction for d in shortages])
+        for n, d in enumerate(shortages):
             before = [var for t, var in shipped if inst.start + t * slot < d.start]
             left = m.NewIntVar(0, have, f"left{k}_{n}")
             m.Add(left == have - sum(before) - sum(lost_total))

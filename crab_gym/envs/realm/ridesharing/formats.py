@@ -39,7 +39,7 @@ from crab_gym.envs.realm.common.distances import split_pair, whole_minutes
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.limits import MAX_QUANTITY, is_number, too_large
 from crab_gym.envs.realm.common.loading import load_instance, shipped_names, validate_model, validation_error
-from crab_gym.envs.realm.common.upstream import detect_problem, is_upstream_for, partial_upstream
+from crab_gym.envs.realm.common.upstream import detect_problem, is_upstream_for, looks_upstream
 from crab_gym.envs.realm.ridesharing.disruptions import (
     DISRUPTION_ADAPTER,
     DISRUPTION_TYPES,
@@ -150,7 +150,7 @@ def _parse_requests(data: dict, source: str, names: set[str]) -> list[RideReques
         stops = {}
         for key in ("pickup", "dropoff"):
             loc = item.get(key)
-            if loc not in names:
+            if not isinstance(loc, str) or loc not in names:
                 raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.{key}")
             stops[key] = loc
         window = item.get("time_window")
@@ -199,7 +199,7 @@ def _parse_vehicles(data: dict, source: str, names: set[str]) -> list[Vehicle]:
         base = f"vehicles[{k}]"
         vid = _new_id(item, base, source, seen, vehicle=True)
         loc = item.get("location")
-        if loc not in names:
+        if not isinstance(loc, str) or loc not in names:
             raise InstanceFormatError(source, f"{loc!r} is not one of the locations", field=f"{base}.location")
         cap = item.get("capacity")
         if not is_number(cap) or too_large(cap) or cap < 1 or cap != int(cap):
@@ -337,7 +337,7 @@ def p3_from_mapping(data: Any, source: str) -> P3Instance:
 def p4_from_mapping(data: Any, source: str) -> P4Instance:
     """Our own P4 JSON, an upstream P4 file (with its disruptions), else anything
     :func:`p3_from_mapping` reads (as a P4 instance without disruptions)."""
-    if isinstance(data, dict) and "disruptions" in data and partial_upstream(data) is None:
+    if isinstance(data, dict) and "disruptions" in data and not looks_upstream(data):
         return validate_model(P4Instance, data, source)
     if detect_problem(data) == "P4":
         return from_upstream_p4(data, source)

@@ -130,7 +130,7 @@ def _members(data: dict, source: str, tasks: list[str], flights: set[str]) -> li
         arrival = m.get("arrival", "home" if flight is None else "airport")
         if arrival not in ("home", "airport"):
             raise InstanceFormatError(source, f"expected 'home' or 'airport', got {arrival!r}", field=f"{base}.arrival")
-        if arrival == "airport" and flight not in flights:
+        if arrival == "airport" and (not isinstance(flight, str) or flight not in flights):
             raise InstanceFormatError(source, f"arrives at the airport on an unknown flight {flight!r}", field=f"{base}.flight")
         if arrival == "home" and flight is not None:
             raise InstanceFormatError(source, f"is home from the start yet names flight {flight!r}", field=f"{base}.flight")
@@ -174,7 +174,7 @@ def _delays(data: dict, source: str, flights: dict[str, int], start: int) -> lis
         d = _object(d, source, base, ("type", "flight", "delay"))
         if d["type"] != "flight_delay":
             raise InstanceFormatError(source, f"unknown disruption type {d['type']!r} (P9 knows 'flight_delay')", field=f"{base}.type")
-        if d["flight"] not in flights:
+        if not isinstance(d["flight"], str) or d["flight"] not in flights:
             raise InstanceFormatError(source, f"{d['flight']!r} is not a flight", field=f"{base}.flight")
         delay = _count(d["delay"], source, f"{base}.delay", low=0)
         landing = flights[d["flight"]] + delay

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from crab_gym.envs.realm.common.errors import FieldProblem, InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.limits import is_number, too_large
 from crab_gym.envs.realm.common.loading import load_instance, shipped_names, validate_model, validation_error
-from crab_gym.envs.realm.common.upstream import detect_problem, is_upstream_for, partial_upstream
+from crab_gym.envs.realm.common.upstream import detect_problem, is_upstream_for, looks_upstream
 from crab_gym.envs.realm.wedding.disruptions import DISRUPTION_ADAPTER, DISRUPTION_TYPES
 from crab_gym.envs.realm.wedding.model import INSTANCE_DIRS, P8Instance, WeddingInstance
 
@@ -355,7 +355,7 @@ def p5_from_mapping(data: Any, source: str) -> WeddingInstance:
 
 def p8_from_mapping(data: Any, source: str) -> P8Instance:
     """Our own P8 JSON, an upstream P8 file, else anything P5 reads (without disruptions)."""
-    if isinstance(data, dict) and "disruptions" in data and partial_upstream(data) is None:
+    if isinstance(data, dict) and "disruptions" in data and not looks_upstream(data):
         return validate_model(P8Instance, data, source)
     if detect_problem(data) == "P8":
         return from_upstream_p8(data, source)

@@ -25,14 +25,15 @@ from crab_gym.envs.realm.common.keywords import realm_keywords
 from crab_gym.envs.realm.common.references import Reference
 from crab_gym.envs.realm.jobshop.fast_dispatch import dispatched_job
 from crab_gym.envs.realm.jobshop.variants.checker import check, constraint_satisfaction
-from crab_gym.envs.realm.jobshop.variants.model import ShopInstance
+from crab_gym.envs.realm.jobshop.variants.model import MAX_TIME, ShopInstance
 from crab_gym.envs.realm.jobshop.variants.references import bound_reference, reference
 from crab_gym.envs.realm.jobshop.variants.render import VIEWER
 from crab_gym.envs.realm.jobshop.variants.sim import ShopSim
 from crab_gym.envs.realm.jobshop.variants.source import SOURCES
 
-#: Bound of every time in the observation (float32 holds whole numbers exactly up to 2^24).
-HORIZON = 16_000_000.0
+#: Bound of every time in the observation (float32 holds whole numbers exactly up to 2^24);
+#: the instance's checks keep every time of an episode within it (:data:`.model.MAX_TIME`).
+HORIZON = float(MAX_TIME)
 
 
 def _make_actions(n_jobs: int, env_name: str) -> list[Action]:

@@ -23,8 +23,12 @@ operations listed out of order are sorted by their number; a bare operation numb
 whole shop; an empty ``affected_jobs`` list falls back to the shortage share; a
 ``shortage_percentage`` of at most 1 is a fraction (x 100); a severity written in percent
 (above 1) is divided by 100, a severity word is :data:`SEVERITY`; the ``affected_jobs`` of a
-disruption of machines is not used. Anything else malformed raises
-:class:`~crab_gym.envs.realm.common.errors.InstanceFormatError` naming the file and the field.
+disruption of machines is not used; given to J3, a J4 file's disruptions are not used.
+Anything else malformed raises :class:`~crab_gym.envs.realm.common.errors.InstanceFormatError`
+naming the file and the field, among them a value that would have to be cut to be read
+(machine 3.7, a duration of 0.4, operation -1: :mod:`.upstream_values`), a shortage above
+100 % or a severity above 100 %, a J4 file without ``disruptions``, and times beyond the
+episode's bound (:data:`~.model.MAX_TIME`: the durations plus the latest disruption end).
 """
 
 from __future__ import annotations
@@ -34,14 +38,23 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from crab_gym.envs.realm.common.errors import InstanceFormatError, RealmRepairWarning
 from crab_gym.envs.realm.common.jsonfile import read_json_file
-from crab_gym.envs.realm.jobshop.variants.model import KINDS, Disruption, ShopInstance, check_disruption
+from crab_gym.envs.realm.jobshop.variants.model import KINDS, MAX_TIME, Disruption, ShopInstance, check_disruption
 from crab_gym.envs.realm.jobshop.variants.upstream_j2 import base_instance
+from crab_gym.envs.realm.jobshop.variants.upstream_values import (
+    TIME_BOUND,
+    id_list,
+    missing,
+    number,
+    one_id,
+    operation,
+    whole,
+)
 
 INSTANCES = Path(__file__).resolve().parent / "instances"
 PROBLEMS = ("J2", "J3", "J4")
@@ -106,14 +119,43 @@ def load_j4(spec: Any) -> ShopInstance:
 
 def from_mapping(data: Any, source: str, problem: str, name: str | None = None) -> ShopInstance:
     """crab_gym's JSON form, or an upstream file (J2: ``base_instance``; J3/J4:
-    ``processing_times``)."""
-    if isinstance(data, Mapping) and isinstance(data.get("base_instance"), Mapping):
+    ``processing_times``). A J4 file must list its disruptions; J3 does not use a file's."""
+    if not isinstance(data, Mapping):
+        return ShopInstance.from_dict(data, source)
+    if isinstance(data.get("base_instance"), Mapping):
         return convert_j2(dict(data), source, name)
-    if isinstance(data, Mapping) and "processing_times" in data:
-        return (convert_j4 if data.get("disruptions") else convert_j3)(dict(data), source, name)
-    if isinstance(data, Mapping) and "base_instance" in data:  # neither shape: J2's error names the field
+    if "processing_times" in data:
+        if problem == "J3":
+            return _without_disruptions(convert_j3(dict(data), source, name), data, source)
+        return (convert_j4 if problem == "J4" or data.get("disruptions") else convert_j3)(dict(data), source, name)
+    if "base_instance" in data and problem == "J2":  # not an object: J2's error names the field
         return convert_j2(dict(data), source, name)
-    return ShopInstance.from_dict(data, source)
+    if "jobs" not in data and "machines" not in data:
+        raise _no_instance(data, source, problem)
+    inst = ShopInstance.from_dict(data, source)
+    if problem == "J3" and inst.disruptions:
+        inst = _without_disruptions(ShopInstance(inst.jobs, inst.n_machines, inst.name, "J3"), data, source)
+    return inst
+
+
+def _no_instance(data: Mapping[str, Any], source: str, problem: str) -> InstanceFormatError:
+    """The error for a mapping with neither form's instance: it names the upstream key."""
+    key = "base_instance" if problem == "J2" else "processing_times"
+    what = "the J1 instance" if problem == "J2" else "the jobs' operations"
+    found = ", ".join(repr(str(k)) for k in list(data)[:8]) or "none"
+    return InstanceFormatError(source, f"missing required key: an upstream REALM-Bench {problem} file has {key!r} "
+                                       f"({what}), crab_gym's own form 'machines' and 'jobs' (found: {found})",
+                               field=key)
+
+
+def _without_disruptions(inst: ShopInstance, data: Mapping[str, Any], source: str) -> ShopInstance:
+    """J3's instance of a file that lists disruptions (a J4 file, or our own form's): they
+    are not used (J3's env would run them unseen)."""
+    listed = data.get("disruptions")
+    if listed:
+        n = len(listed) if isinstance(listed, list) else 1
+        _repair(source, f"disruptions: J3 has none; the file's {n} disruption(s) are not used (load it as J4)")
+    return inst
 
 
 # ====================================================================== upstream readers
@@ -121,12 +163,13 @@ def _repair(source: str, message: str) -> None:
     warnings.warn(f"{source}: {message}", RealmRepairWarning, stacklevel=3)
 
 
-def _number(value: Any, source: str, where: str, low: float = 0) -> float:
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value):
-        value = float(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < low:
-        raise InstanceFormatError(source, f"expected a number >= {low}, got {value!r}", field=where)
-    return value
+def _checked(build: Callable[[], ShopInstance], source: str, fields: Callable[[str], str]) -> ShopInstance:
+    """``build()``, its errors naming ``source`` and the file's field (``fields`` maps the
+    instance's field, like ``jobs[2][0]``, to the file's)."""
+    try:
+        return build()
+    except InstanceFormatError as exc:
+        raise InstanceFormatError(source, exc.problem, field=fields(exc.field or "")) from None
 
 
 class _Ids:
@@ -142,23 +185,6 @@ class _Ids:
             self.noted.add(where)
             _repair(self.source, f"{where}: {kind} ids numbered from 1 converted to 0-based")
         return [v - 1 for v in values]
-
-
-def _ints(value: Any, source: str, where: str) -> list[int]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        value = [value]
-    out = []
-    for i, v in enumerate(value):
-        n = _number(v, source, f"{where}[{i}]") if not isinstance(v, str) or v.strip().isdigit() else None
-        if n is None:
-            digits = re.findall(r"\d+", str(v))
-            if len(digits) != 1:
-                raise InstanceFormatError(source, f"expected an id, got {v!r}", field=f"{where}[{i}]")
-            n = int(digits[0])
-        out.append(int(n))
-    return out
 
 
 def convert_j3(data: dict[str, Any], source: str, name: str | None = None, problem: str = "J3") -> ShopInstance:
@@ -178,11 +204,16 @@ def convert_j3(data: dict[str, Any], source: str, name: str | None = None, probl
             for key in ("machine", "processing_time"):
                 if key not in op:
                     raise InstanceFormatError(source, "missing required key", field=f"{where}.{key}")
-            number = int(_number(op.get("operation", k + 1), source, f"{where}.operation"))
-            ops.append((number, int(_number(op["machine"], source, f"{where}.machine")),
-                        int(_number(op["processing_time"], source, f"{where}.processing_time"))))
+            ops.append((whole(op.get("operation", k + 1), source, f"{where}.operation"),
+                        whole(op["machine"], source, f"{where}.machine"),
+                        whole(op["processing_time"], source, f"{where}.processing_time", 0, MAX_TIME, TIME_BOUND)))
             machines_seen.append(ops[-1][1])
-        if [o[0] for o in ops] != sorted(o[0] for o in ops):
+        numbers = [o[0] for o in ops]
+        if len(set(numbers)) < len(numbers):
+            twice = next(n for n in numbers if numbers.count(n) > 1)
+            raise InstanceFormatError(source, f"operation number {twice} repeats within the job",
+                                      field=f"processing_times[{j}]")
+        if numbers != sorted(numbers):
             _repair(source, f"processing_times[{j}]: operations listed out of order, sorted by their number")
             ops.sort(key=lambda o: o[0])
         raw_jobs.append(ops)
@@ -192,7 +223,8 @@ def convert_j3(data: dict[str, Any], source: str, name: str | None = None, probl
     jobs = tuple(tuple((m - shift, p) for _, m, p in ops) for ops in raw_jobs)
     n_machines = _declared_counts(data, source, jobs, max(machines_seen) + 1 - shift)
     label = str(data.get("name") or data.get("instance_id") or data.get("instance_name") or name or Path(source).stem)
-    return ShopInstance(jobs, n_machines, label, problem)
+    return _checked(lambda: ShopInstance(jobs, n_machines, label, problem), source,
+                    lambda f: "processing_times" + f.removeprefix("jobs") if f.startswith("jobs") else f)
 
 
 def _declared_counts(data: dict[str, Any], source: str, jobs: tuple, used: int) -> int:
@@ -209,7 +241,13 @@ def _declared_counts(data: dict[str, Any], source: str, jobs: tuple, used: int) 
             raise InstanceFormatError(source, f"declares {declared!r} but processing_times has {value} {what}",
                                       field=key)
     declared = data.get("num_machines", data.get("machines"))
-    return max(used, declared) if isinstance(declared, int) and not isinstance(declared, bool) else used
+    if not isinstance(declared, int) or isinstance(declared, bool):
+        return used
+    if declared > found["total_operations"]:  # a machine no operation uses only widens the spaces
+        raise InstanceFormatError(source, f"declares {declared} machines but processing_times has only "
+                                          f"{found['total_operations']} operations",
+                                  field="num_machines" if "num_machines" in data else "machines")
+    return max(used, declared)
 
 
 def convert_j2(data: dict[str, Any], source: str, name: str | None = None) -> ShopInstance:
@@ -227,7 +265,8 @@ def convert_j2(data: dict[str, Any], source: str, name: str | None = None) -> Sh
     j1 = base_instance(base, source)
     jobs = tuple(tuple(zip(mrow, drow)) for mrow, drow in zip(j1.machines, j1.durations))
     label = str(data.get("name") or data.get("instance_id") or data.get("instance_name") or name or Path(source).stem)
-    shell = ShopInstance(jobs, j1.n_machines, label, "J2")
+    shell = _checked(lambda: ShopInstance(jobs, j1.n_machines, label, "J2"), source,
+                     lambda f: "base_instance.raw_content" if f.startswith("jobs") else f)
     return shell.with_disruptions(_disruptions(data, source, shell))
 
 
@@ -238,17 +277,22 @@ def convert_j4(data: dict[str, Any], source: str, name: str | None = None) -> Sh
 
 
 def _disruptions(data: dict[str, Any], source: str, shell: ShopInstance) -> tuple[Disruption, ...]:
+    if "disruptions" not in data:
+        raise InstanceFormatError(source, f"missing required key: a {shell.problem} file lists its disruptions"
+                                          + (" (a file without them is J3's)" if shell.problem == "J4" else ""),
+                                  field="disruptions")
     raw = data.get("disruptions")
     if not isinstance(raw, list):
         raise InstanceFormatError(source, "expected a list of disruptions", field="disruptions")
     ids = _Ids(source)
     out, unused = [], []
     for i, raw_d in enumerate(raw):
-        d = _disruption(raw_d, source, f"disruptions[{i}]", shell, ids)
+        where = f"disruptions[{i}]"
+        d = _disruption(raw_d, source, where, shell, ids)
         try:
-            check_disruption(d, shell, f"disruptions[{i}]")
+            check_disruption(d, shell, where)
         except InstanceFormatError as exc:
-            raise InstanceFormatError(source, exc.problem, field=exc.field) from None
+            raise _named_upstream(exc, source, where, ids) from None
         if d.kind in MACHINE_KINDS and raw_d.get("affected_jobs"):
             unused.append(i)
         out.append(d)
@@ -256,6 +300,21 @@ def _disruptions(data: dict[str, Any], source: str, shell: ShopInstance) -> tupl
         _repair(source, f"disruptions[{', '.join(map(str, unused))}].affected_jobs not used: a disruption of "
                         "machines delays whichever jobs need them (docs/jobshop.md, the disruption table)")
     return tuple(sorted(out, key=lambda d: d.start))
+
+
+#: The upstream name of each field of a :class:`Disruption`, for errors about a file.
+_UPSTREAM_FIELDS = {"start": "start_time", "duration": "duration", "machine": "machine_id",
+                    "machines": "affected_machines", "jobs": "affected_jobs", "operations": "affected_operations",
+                    "primary_machine": "primary_machine", "cascading_machines": "cascading_machines"}
+
+
+def _named_upstream(exc: InstanceFormatError, source: str, where: str, ids: _Ids) -> InstanceFormatError:
+    """A disruption's error with the file's field name (``machine_id``, not ``machine``),
+    saying when the ids in it were converted from 1-based."""
+    field = _UPSTREAM_FIELDS.get((exc.field or "").removeprefix(f"{where}."))
+    shifted = any(n.startswith(f"{where}.") for n in ids.noted)
+    note = " (after converting the file's ids, numbered from 1, to 0-based)" if shifted else ""
+    return InstanceFormatError(source, exc.problem + note, field=f"{where}.{field}" if field else exc.field)
 
 
 #: The types whose effect is machines down; their ``affected_jobs`` (J4) is not used.
@@ -269,24 +328,33 @@ SEVERITY = {"moderate": 0.25, "severe": 0.5, "extreme": 0.75}
 def _disruption(d: Any, source: str, where: str, shell: ShopInstance, ids: _Ids) -> Disruption:
     if not isinstance(d, Mapping):
         raise InstanceFormatError(source, "expected an object", field=where)
-    fields = {**{k: v for k, v in d.items()}, **(d.get("parameters") or d.get("details") or {})}
+    extra = d.get("parameters") or d.get("details") or {}
+    fields = {**{k: v for k, v in d.items()}, **(extra if isinstance(extra, Mapping) else {})}
+    if "type" not in fields and "disruption_type" not in fields:
+        raise missing(source, f"{where}.type")
     kind = fields.get("type", fields.get("disruption_type"))
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InstanceFormatError(source, f"unknown type {kind!r}; known: {', '.join(KINDS)}", field=f"{where}.type")
-    start = int(_number(fields.get("start_time", fields.get("start")), source, f"{where}.start_time"))
-    duration = int(_number(fields.get("duration"), source, f"{where}.duration", 1))
+    for key in ("start_time", "duration"):
+        if key not in fields and not (key == "start_time" and "start" in fields):
+            raise missing(source, f"{where}.{key}")
+    start = whole(fields.get("start_time", fields.get("start")), source, f"{where}.start_time", 0, MAX_TIME, TIME_BOUND)
+    duration = whole(fields["duration"], source, f"{where}.duration", 1, MAX_TIME, TIME_BOUND)
     return Disruption(kind, start, duration, _PARAMS[kind](fields, source, where, shell, ids))
 
 
 def _machines(fields: dict, key: str, source: str, where: str, ids: _Ids) -> list[int]:
-    return ids.convert(_ints(fields.get(key), source, f"{where}.{key}"), f"{where}.{key}", "machine")
+    return ids.convert(id_list(fields.get(key), source, f"{where}.{key}"), f"{where}.{key}", "machine")
+
+
+def _one_machine(f: dict, key: str, source: str, where: str, ids: _Ids) -> int:
+    """The one machine a field names (``[2, 3]`` is refused, not read as 2)."""
+    one_id(f.get(key), source, f"{where}.{key}")
+    return _machines(f, key, source, where, ids)[0]
 
 
 def _breakdown(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
-    machines = _machines(f, "machine_id", source, where, ids)
-    if not machines:
-        raise InstanceFormatError(source, "expected a machine id", field=f"{where}.machine_id")
-    return (("machine", machines[0]),)
+    return (("machine", _one_machine(f, "machine_id", source, where, ids)),)
 
 
 def _outage(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
@@ -301,24 +369,22 @@ def _shutdown(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) 
 
 
 def _cascade(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
-    primary = _machines(f, "primary_machine", source, where, ids)
-    if not primary:
-        raise InstanceFormatError(source, "expected a machine id", field=f"{where}.primary_machine")
+    primary = _one_machine(f, "primary_machine", source, where, ids)
     cascade = _machines(f, "cascading_machines", source, where, ids)
-    return (("primary_machine", primary[0]), ("cascading_machines", tuple(sorted(set(cascade)))))
+    return (("primary_machine", primary), ("cascading_machines", tuple(sorted(set(cascade)))))
 
 
 def _supply(f: dict, source: str, where: str, shell: ShopInstance, ids: _Ids) -> tuple:
-    jobs = ids.convert(_ints(f.get("affected_jobs"), source, f"{where}.affected_jobs"), f"{where}.affected_jobs", "job")
-    if not jobs and f.get("affected_operations"):
+    jobs = ids.convert(id_list(f.get("affected_jobs"), source, f"{where}.affected_jobs"), f"{where}.affected_jobs", "job")
+    if not jobs and _entries(f, "affected_operations"):
         jobs = sorted({j for j, _ in _operations(f, source, where, shell, "the jobs of")})
     elif "affected_jobs" in f and not jobs:
         _repair(source, f"{where}.affected_jobs is empty: the shortage share picks the jobs held")
-    share = float(_number(f.get("shortage_percentage", 0), source, f"{where}.shortage_percentage"))
+    share = float(number(f.get("shortage_percentage", 0), source, f"{where}.shortage_percentage", 0, 100))
     if 0 < share <= 1:
         _repair(source, f"{where}.shortage_percentage {share:.4g} read as a fraction: {100 * share:.4g} %")
         share *= 100
-    return (("resource", str(f.get("resource", ""))), ("shortage_percentage", min(share, 100.0)),
+    return (("resource", str(f.get("resource", ""))), ("shortage_percentage", share),
             ("jobs", tuple(sorted(set(jobs)))))
 
 
@@ -329,10 +395,10 @@ def _severity(f: dict, source: str, where: str) -> float:
     if isinstance(value, str) and not re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
         known = ", ".join(f"{k} ({v:g})" for k, v in SEVERITY.items())
         raise InstanceFormatError(source, f"expected a number or one of {known}, got {value!r}", field=f"{where}.severity")
-    severity = float(_number(value, source, f"{where}.severity"))
+    severity = float(number(value, source, f"{where}.severity", 0, 100))
     if severity > 1:
         _repair(source, f"{where}.severity {severity:g} read as a percentage: {severity / 100:g}")
-        severity = min(1.0, severity / 100)
+        severity /= 100
     return severity
 
 
@@ -353,20 +419,12 @@ def _operations(f: dict, source: str, where: str, shell: ShopInstance, use: str)
     job by job from 1."""
     flat = [(j, k) for j, row in enumerate(shell.jobs) for k in range(len(row))]
     pairs, bare = [], []
-    for i, entry in enumerate(f.get("affected_operations") or []):
-        at = f"{where}.affected_operations[{i}]"
-        if isinstance(entry, Mapping):
-            pairs.append((int(_number(entry.get("job"), source, f"{at}.job")),
-                          int(_number(entry.get("operation"), source, f"{at}.operation"))))
-            continue
-        numbers = [int(x) for x in re.findall(r"\d+", str(entry))]
-        if len(numbers) == 2:
-            pairs.append((numbers[0], numbers[1]))
-        elif len(numbers) == 1 and 1 <= numbers[0] <= len(flat):
-            bare.append(flat[numbers[0] - 1])
+    for i, entry in enumerate(_entries(f, "affected_operations")):
+        kind, value = operation(entry, source, f"{where}.affected_operations[{i}]", len(flat))
+        if kind == "pair":
+            pairs.append(value)
         else:
-            raise InstanceFormatError(source, f"expected an operation (1..{len(flat)} or [job, operation]), "
-                                              f"got {entry!r}", field=at)
+            bare.append(flat[value - 1])
     if bare:
         _repair(source, f"{where}.affected_operations: {len(bare)} bare number(s) read as the n-th operation "
                         f"counting job by job from 1; the disruption uses {use} them")
@@ -374,6 +432,15 @@ def _operations(f: dict, source: str, where: str, shell: ShopInstance, use: str)
         _repair(source, f"{where}.affected_operations: job and operation ids numbered from 1 converted to 0-based")
         pairs = [(j - 1, k - 1) for j, k in pairs]
     return pairs + bare
+
+
+def _entries(f: dict, key: str) -> list[Any]:
+    """A list field's entries: absent, null, ``""`` or ``[]`` is none; one value alone is a
+    list of one (so operation ``0`` is refused, not read as none)."""
+    value = f.get(key)
+    if value is None or value == "" or value == []:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 _PARAMS = {"machine_breakdown": _breakdown, "power_outage": _outage, "emergency_shutdown": _shutdown,

@@ -22,6 +22,13 @@ from typing import Any
 from crab_gym.envs.realm.common.errors import InstanceFormatError
 from crab_gym.envs.realm.common.limits import MAX_QUANTITY
 
+#: The latest time an episode may reach: the J observations show times as float32, which
+#: holds whole numbers exactly only up to 2^24 (16,777,216), and their spaces are bounded by
+#: this. A schedule ends at most at the latest disruption's end plus the total processing
+#: time (after the last window every start is the end of another operation), so an instance
+#: is refused when that sum exceeds it (:func:`check_jobs`, :func:`check_disruption`).
+MAX_TIME = 16_000_000
+
 #: The upstream disruption types and the fields each carries in crab_gym's JSON form.
 KINDS: dict[str, tuple[str, ...]] = {
     "machine_breakdown": ("machine",),
@@ -145,6 +152,13 @@ class ShopInstance:
     def max_duration(self) -> int:
         return max((p for r in self.jobs for _, p in r), default=0)
 
+    def total_work(self) -> int:
+        """The sum of all processing times (with the latest disruption end, the latest time
+        any schedule of the instance reaches: :data:`MAX_TIME`)."""
+        if "work" not in self._cache:
+            self._cache["work"] = sum(p for r in self.jobs for _, p in r)
+        return self._cache["work"]
+
     def machine_loads(self) -> list[int]:
         load = [0] * self.n_machines
         for row in self.jobs:
@@ -234,15 +248,21 @@ def _jobs_from(rows: Any, source: str) -> tuple[tuple[tuple[int, int], ...], ...
         for k, op in enumerate(row):
             if not isinstance(op, (list, tuple)) or len(op) != 2:
                 raise InstanceFormatError(source, "expected [machine, duration]", field=f"jobs[{j}][{k}]")
-            ops.append((_whole(op[0], source, f"jobs[{j}][{k}][0]", 0), _whole(op[1], source, f"jobs[{j}][{k}][1]", 0)))
+            ops.append((_whole(op[0], source, f"jobs[{j}][{k}][0]", 0), _whole(op[1], source, f"jobs[{j}][{k}][1]", 0, MAX_TIME)))
         jobs.append(tuple(ops))
     return tuple(jobs)
 
 
 def check_jobs(jobs: Any, n_machines: int, source: str) -> None:
-    """At least one job, each a non-empty chain, every machine in range, durations >= 0."""
+    """At least one job, each a non-empty chain, every machine in range, durations >= 0 and
+    adding up to at most :data:`MAX_TIME`, no more machines than operations (one no operation
+    uses only widens the spaces)."""
     if not jobs:
         raise InstanceFormatError(source, "an instance needs at least one job", field="jobs")
+    n_ops = sum(len(row) for row in jobs)
+    if n_machines > n_ops:
+        raise InstanceFormatError(source, f"declares {n_machines} machines but the jobs have only {n_ops} operations",
+                                  field="machines")
     for j, row in enumerate(jobs):
         if not row:
             raise InstanceFormatError(source, "a job needs at least one operation", field=f"jobs[{j}]")
@@ -251,6 +271,11 @@ def check_jobs(jobs: Any, n_machines: int, source: str) -> None:
                 raise InstanceFormatError(source, f"machine {m} outside 0..{n_machines - 1}", field=f"jobs[{j}][{k}]")
             if p < 0:
                 raise InstanceFormatError(source, f"negative duration {p}", field=f"jobs[{j}][{k}]")
+    work = sum(p for row in jobs for _, p in row)
+    if work > MAX_TIME:
+        raise InstanceFormatError(source, f"the durations add up to {work:,}, above {MAX_TIME:,}: a schedule may "
+                                          "last that long, and every time in the observation must stay within "
+                                          f"{MAX_TIME:,} (whole numbers exact in float32)", field="jobs")
 
 
 def _ids(value: Any, source: str, where: str, high: int) -> tuple[int, ...]:
@@ -265,10 +290,10 @@ def disruption_from(data: Any, source: str, where: str) -> Disruption:
     if not isinstance(data, Mapping):
         raise InstanceFormatError(source, "expected an object", field=where)
     kind = data.get("type")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InstanceFormatError(source, f"unknown type {kind!r}; known: {', '.join(KINDS)}", field=f"{where}.type")
-    start = _whole(data.get("start"), source, f"{where}.start", 0)
-    duration = _whole(data.get("duration"), source, f"{where}.duration", 1)
+    start = _whole(data.get("start"), source, f"{where}.start", 0, MAX_TIME)
+    duration = _whole(data.get("duration"), source, f"{where}.duration", 1, MAX_TIME)
     params: list[tuple[str, Any]] = []
     for key in KINDS[kind]:
         value = data.get(key)
@@ -306,6 +331,12 @@ def check_disruption(d: Disruption, inst: ShopInstance, where: str) -> None:
         if len(op) != 2 or not 0 <= op[0] < n or not 0 <= op[1] < len(inst.jobs[op[0]]):
             raise InstanceFormatError(src, f"operation {list(op)} is not a [job, operation] of this instance",
                                       field=f"{where}.operations")
+    latest = MAX_TIME - inst.total_work()
+    if d.start + d.duration > latest:
+        raise InstanceFormatError(src, f"ends at {d.start + d.duration:,}; with {inst.total_work():,} units of "
+                                       f"processing a disruption must end by {latest:,}, so that every time of the "
+                                       f"episode stays within {MAX_TIME:,} (whole numbers exact in float32)",
+                                  field=f"{where}.{'start' if d.start > latest else 'duration'}")
     if d.kind == "weather_effect" and not d.get("operations"):
         raise InstanceFormatError(src, "a weather effect needs at least one affected operation", field=f"{where}.operations")
     if d.kind == "power_outage" and not d.get("machines"):
