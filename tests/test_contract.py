@@ -116,3 +116,15 @@ def test_a_state_change_of_shape_is_named_not_a_crash():
 
     assert _first_difference((("a", (1, 2)), 3), ((1,), 3)) == "[0]"
     assert _first_difference((("map", (("x", 1),)),), (("map", (("x", 2),)),)) == "[0].x"
+
+
+def test_the_contract_command_says_how_far_it_is(capsys):
+    """Issue 38: ``python -m crab_gym.envs.testing --steps 5000`` ran ~15 min saying nothing of time."""
+    from crab_gym.checks.cli import main, progress_line
+
+    assert progress_line(3, 15, "Realm-P3-v0", 125.0) == "[3/15] Realm-P3-v0 checked; 2 min 05 s so far, about 8 min 20 s left"
+    assert progress_line(2, 2, "Realm-P1-v0", 9.4) == "[2/2] Realm-P1-v0 checked; 9 s so far"
+    assert main(["Realm-P1-v0", "Realm-P11-v0", "--steps", "40"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[1/2] Realm-P1-v0 checked; ") and err[0].endswith(" left")
+    assert err[1].startswith("[2/2] Realm-P11-v0 checked; ") and "left" not in err[1]

@@ -50,6 +50,7 @@ def export_minari(
     author_email: str | None = None,
     code_permalink: str | None = None,
     description: str | None = None,
+    overwrite: bool = False,
 ) -> Any:
     """Write the recorded episodes as a Minari dataset; return the loaded ``MinariDataset``.
 
@@ -65,6 +66,8 @@ def export_minari(
             (a crash or an early reset cut them off); they are stored as truncated.
         algorithm_name: defaults to the recorded policy name.
         author, author_email, code_permalink, description: Minari metadata.
+        overwrite: replace a dataset of the same id in ``data_path`` (else a ``FileExistsError``
+            saying so: Minari never writes over a dataset).
     """
     minari = require("minari", "minari", package='"minari[arrow]"')
     require("pyarrow", "minari", package='"minari[arrow]"')
@@ -91,7 +94,7 @@ def export_minari(
         assert spaces_env is not None
         metadata = {"algorithm_name": algorithm_name or (", ".join(sorted(policies)) or None), "author": author,
                     "author_email": author_email, "code_permalink": code_permalink, "description": description}
-        return _create_dataset(minari, dataset_id, buffers, spaces_env, data_path, metadata)
+        return _create_dataset(minari, dataset_id, buffers, spaces_env, data_path, metadata, overwrite)
     finally:
         envs.close()
 
@@ -168,12 +171,19 @@ def _create_dataset(
     spaces_env: gym.Env,
     data_path: str | os.PathLike[str] | None,
     metadata: dict[str, Any],
+    overwrite: bool = False,
 ) -> Any:
     """Write the buffers as a dataset over the flat action space and load it back."""
     codec = spaces_env.unwrapped.codec
     recover = _recoverable_spec(spaces_env)
     with _datasets_path(data_path), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # Minari nags about unset metadata
+        if dataset_id in minari.list_local_datasets():
+            if not overwrite:
+                raise FileExistsError(f"a Minari dataset {dataset_id!r} already exists in "
+                                      f"{data_path or 'the default folder'}: pass overwrite=True to replace it, "
+                                      "or another dataset_id")
+            minari.delete_dataset(dataset_id)
         minari.create_dataset_from_buffers(
             dataset_id,
             buffers,

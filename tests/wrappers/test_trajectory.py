@@ -286,6 +286,11 @@ def test_minari_export(tmp_path, monkeypatch):
     for a in episode.actions:
         *_, info = flat_env.step(int(a))
     assert info["metrics"]["makespan"] == makespans[0]
+    # exported again (issue 38: the docs' example failed when pasted twice): refused, or replaced
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        export_minari(path, "crab_gym/realm-p11/spt-v0", data_path="minari")
+    again = export_minari(path, "crab_gym/realm-p11/spt-v0", data_path="minari", overwrite=True)
+    assert again.total_episodes == 2 and again.total_steps == 72
     # a plan submitted whole has no flat index
     path2 = tmp_path / "plan.jsonl"
     env = TrajectoryLogger(gym.make("Realm-P11-v0"), path2)
