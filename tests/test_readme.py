@@ -131,7 +131,7 @@ def setup_commands(page: Path = README, heading: str = "### Install") -> list[li
 
 def test_the_readme_gives_a_cpu_install_a_gpu_install_and_a_minimal_one():
     cpu, gpu, minimal = setup_commands()
-    assert cpu == ['pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu',
+    assert cpu == ['pip install --retries 1 torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu',
                    'pip install -e ".[all]"']
     assert gpu == ['pip install -e ".[all]"']
     assert minimal == ["pip install -e ."]
