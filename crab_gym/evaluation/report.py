@@ -282,18 +282,26 @@ class BenchmarkReport:
         return "\n".join(lines) + "\n"
 
     def to_terminal(self, width: int | None = None, color: bool = False) -> str:
-        """What a terminal shows: the summary table drawn at the screen's ``width`` (rich,
-        :mod:`~crab_gym.evaluation.terminal`), then the other tables and the errors as in
-        :meth:`to_markdown`, and one line saying where the legend is."""
-        rows, _ = report_tables(self.results)
+        """What a terminal shows: the summary and per-size tables drawn at the screen's
+        ``width`` (rich, :mod:`~crab_gym.evaluation.terminal`), the errors, and one line saying
+        where the rest is (the table across seeds, the run card, the legend: report.md)."""
+        rows, sizes = report_tables(self.results)
         if not rows:
             return "(no episodes)\n"
-        columns = [c for c in _shown(rows, (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS))
-                   if not (c in QUIET_COUNTS and all(not row.get(c) for row in rows))]
-        table = terminal_table(rows, columns, _terminal_cell, width=width, color=color)
-        rest = self.to_markdown(legend=False).split("\n")
-        rest = rest[len(rows) + 2:]  # the Markdown summary table is the first len(rows) + 2 lines
-        return table + "\n".join(rest).rstrip("\n") + f"\n\n{LEGEND_HINT}\n"
+        out = [self._terminal_table(rows, (*RUNNER_COLUMNS, *USAGE_COLUMNS, *REALM_METRICS), width, color)]
+        if sizes:
+            out.append(self._terminal_table(sizes, (*SIZE_COLUMNS, *REALM_METRICS), width, color, "by size"))
+        errors = self._error_lines()
+        if errors:
+            out.append("\n".join(errors[1:]) + "\n")
+        return "\n".join(out) + f"\n{LEGEND_HINT}\n"
+
+    @staticmethod
+    def _terminal_table(rows: list[dict[str, Any]], columns: Sequence[str], width: int | None, color: bool,
+                        title: str | None = None) -> str:
+        """One table of :meth:`to_terminal`, less the counts that are 0 in every row."""
+        shown = [c for c in _shown(rows, columns) if not (c in QUIET_COUNTS and all(not row.get(c) for row in rows))]
+        return terminal_table(rows, shown, _terminal_cell, width=width, color=color, title=title)
 
     def legend_markdown(self) -> str:
         """What each column means (the legend of :meth:`to_markdown`), on its own."""
@@ -417,7 +425,7 @@ def _bars(ax: Any, rows: list[dict[str, Any]], envs: list[str], metric: str) -> 
         for bar in bars:
             bar.set_edgecolor(bar.get_facecolor())
         for x in missing:
-            ax.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize="x-small", color="0.45")
+            ax.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize="small", color="0.35")
     ax.set_ylabel(metric)
 
 

@@ -16,9 +16,10 @@ from typing import Any
 #: Short headers for the terminal (report.md and the legend keep the full names).
 HEADERS = {"constraint_satisfaction": "constraints", "completeness": "complete", "coordination": "coord",
            "adaptation": "adapt", "episodes": "eps", "instances": "inst", "llm_tokens": "tokens",
-           "llm_requests": "requests", "llm_latency_s": "latency_s", "resource_usage": "resources"}
+           "llm_requests": "requests", "llm_latency_s": "latency_s", "resource_usage": "resources",
+           "planning_quality": "planning"}
 #: One line under the table on a terminal, instead of the legend.
-LEGEND_HINT = "columns explained: add --legend, or read report.md"
+LEGEND_HINT = "what each column means: --legend; across seeds and the run card: report.md"
 
 
 def rich_available() -> bool:
@@ -56,7 +57,8 @@ def terminal_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str],
 
 
 #: Columns a narrow terminal drops first, in this order (report.md keeps every one).
-DROPPABLE = ("time_s", "steps", "kwargs", "split", "instances", "completeness", "episodes", "llm_latency_s")
+DROPPABLE = ("time_s", "steps", "kwargs", "split", "instances", "completeness", "episodes", "llm_latency_s",
+             "planning_quality")
 
 
 def fitted_columns(columns: Sequence[str], width: int) -> list[str]:
