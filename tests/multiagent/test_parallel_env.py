@@ -20,9 +20,11 @@ MULTI = crab_gym.multiagent_ids()
 
 def test_the_multi_agent_ids_are_the_problems_with_several_actors() -> None:
     assert MULTI == [f"Realm-P{k}-v0" for k in (2, 3, 4, 5, 6, 7, 8, 9, 10)]
-    for single in ("Realm-P1-v0", "Realm-P11-v0", "CrabDesktop-v0", "Realm-P99-v0"):
+    for single in ("Realm-P1-v0", "Realm-P11-v0", "CrabDesktop-v0"):
         with pytest.raises(ValueError, match="no multi-agent view; multi-agent ids: Realm-P2-v0"):
             crab_gym.parallel_env(single)
+    with pytest.raises(ValueError, match="unknown env id 'Realm-P99-v0'.*; multi-agent ids: Realm-P2-v0"):
+        crab_gym.parallel_env("Realm-P99-v0")  # not an id at all: said so (issue 38)
 
 
 @pytest.mark.parametrize("env_id", MULTI)
