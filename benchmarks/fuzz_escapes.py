@@ -77,7 +77,6 @@ def _drive(make: Callable[[], gym.Env], steps: int, seed: int, text: bool) -> Co
     env.action_space.seed(seed)
     escapes: Counter = Counter()
     env.reset(seed=seed)
-    inner = env.unwrapped if not text else env.env.unwrapped
     for i in range(steps):
         draw = rng.random()
         if draw < 0.6:
@@ -93,7 +92,7 @@ def _drive(make: Callable[[], gym.Env], steps: int, seed: int, text: bool) -> Co
         except Exception as exc:  # noqa: BLE001 - counting what escapes is the point
             escapes[type(exc).__name__] += 1
             terminated = truncated = True
-        if terminated or truncated or getattr(inner, "_terminated", False):
+        if terminated or truncated:
             env.reset(seed=seed + i)
     env.close()
     return escapes

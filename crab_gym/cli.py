@@ -296,7 +296,7 @@ def _shown_report(report: Any, args: argparse.Namespace) -> str:
     if not (sys.stdout.isatty() and rich_available()):
         return report.to_markdown()
     text = report.to_terminal(color=True)
-    return text + "\n" + report.legend_markdown() if getattr(args, "legend", False) else text
+    return text + "\n" + report.legend_markdown() if args.legend else text
 
 
 def _backend(args: argparse.Namespace, specs: dict[str, Any]) -> str:

@@ -49,7 +49,8 @@ def terminal_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str],
     for name in columns:
         table.add_column(HEADERS.get(name, name), overflow="fold", no_wrap=False)
     for row in rows:
-        table.add_row(*(_styled(Text, cell(row, name)) for name in columns))
+        values = (cell(row, name) for name in columns)  # n/a (does not apply) dimmed apart from a real 0
+        table.add_row(*(Text(v, style="dim italic") if v == "n/a" else Text(v) for v in values))
     buffer = io.StringIO()
     Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None,
             soft_wrap=False).print(table)
@@ -75,8 +76,3 @@ def fitted_columns(columns: Sequence[str], width: int) -> list[str]:
         if name in kept:
             kept.remove(name)
     return kept
-
-
-def _styled(text_cls: Any, value: str) -> Any:
-    """``n/a`` dimmed (a metric that does not apply), every other value as it is."""
-    return text_cls(value, style="dim italic") if value == "n/a" else text_cls(value)

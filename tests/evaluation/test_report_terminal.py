@@ -4,8 +4,6 @@ screen's width and the legend waits for ``--legend``; ids in the index's order; 
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from crab_gym.evaluation.episode import EpisodeResult, env_order
@@ -72,4 +70,3 @@ def test_the_plot_says_na_where_a_metric_does_not_apply(tmp_path):
     zero_bar = zero_ax.patches[0]
     assert zero_bar.get_height() == 0.0 and zero_bar.get_linewidth() > 0  # drawn as a line
     plt.close(fig)
-    assert dataclasses.is_dataclass(_result("Realm-P1-v0", "a", 0, {}))

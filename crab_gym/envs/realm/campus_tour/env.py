@@ -226,7 +226,6 @@ class CampusTourEnv(RealmEnv):
     def _use_instance(self, inst: P1Instance) -> None:
         self.instance = inst
         self.tour = Tour(inst)
-        self.yardstick.forget()
         self._obs_windows = np.clip(np.asarray(inst.windows, dtype=np.float32), 0, DAY)
         self._obs_travel = np.clip(np.asarray(inst.travel, dtype=np.float32), 0, self._max_leg)
         self._evaluators = [_visited_evaluator(inst.index[loc], loc) for loc in inst.targets]

@@ -252,7 +252,7 @@ class RealmEnv(CrabEnv):
     the error names it):
 
     ====================  ==========================================================
-    ``_use_instance``     make an instance the current one (and ``yardstick.forget()``)
+    ``_use_instance``     make an instance the current one (the base forgets its reference)
     ``_check_fits``       raise ValueError if an instance does not fit the env's spaces
     ``_restart``          put the current instance back to its start
     ``_get_obs``          the observation (fresh arrays)
@@ -394,6 +394,7 @@ class RealmEnv(CrabEnv):
             inst = self._draw_instance()
         else:
             return False
+        self.yardstick.forget()  # the reference of the instance before is not this one's
         self._use_instance(inst)
         return True
 
@@ -404,7 +405,7 @@ class RealmEnv(CrabEnv):
 
     @abstractmethod
     def _use_instance(self, inst: Any) -> None:
-        """Make ``inst`` the current instance (and call ``self.yardstick.forget()``)."""
+        """Make ``inst`` the current instance (the base has forgotten the reference before)."""
         raise NotImplementedError
 
     def _load_instance(self, spec: Any) -> Any:

@@ -305,7 +305,6 @@ class DisasterReliefEnv(DisruptedRealmEnv):
 
     def _use_instance(self, inst: P7Instance) -> None:
         self.instance = inst
-        self.yardstick.forget()
         # the ids, listed once (the instance's properties build new lists; every step reads them)
         self._vehicle_ids, self._region_ids = inst.vehicle_ids, inst.region_ids
         self._need_rows = [[inst.need(r, k) for k in RESOURCES] for r in range(len(inst.regions))]

@@ -252,7 +252,6 @@ class GroupToursEnv(RealmEnv):
         self.instance = inst
         self.schedule = Schedule(inst)
         self._submitted = False
-        self.yardstick.forget()
         b = self._size_bound
         self._obs_static = {
             "group_size": np.clip([g.size for g in inst.groups], 0, b).astype(np.float32),

@@ -272,7 +272,6 @@ class JobShopEnv(RealmEnv):
     def _use_instance(self, inst: JSSPInstance) -> None:
         self.instance = inst
         self.schedule = JobShopSchedule(inst)
-        self.yardstick.forget()
         self._literature = literature(inst)  # also without a stored reference (``reference=`` given)
         proc = inst.durations_array().astype(np.float32)
         proc.flags.writeable = False

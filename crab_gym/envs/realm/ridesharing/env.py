@@ -298,7 +298,6 @@ class RideSharingEnv(FleetEnv):
         self._request_times = np.clip(
             np.array([[*r.pickup_window, r.latest_dropoff] for r in inst.requests], dtype=np.float32), 0, MAX_MINUTE
         )
-        self.yardstick.forget()
         self._restart()
 
     def _new_sim(self) -> RideSim:

@@ -358,7 +358,6 @@ class SupplyChainEnv(DisruptedRealmEnv):
 
     def _use_instance(self, inst: P10Instance) -> None:
         self.sim = SupplySim(inst)
-        self.yardstick.forget()
         self._goals = [_packaged(k) for k in TENTHS]
         self._obs_static = {"price": _amounts(inst.prices), "lead_time": _amounts([s.lead_time for s in inst.suppliers])}
         self._restart()

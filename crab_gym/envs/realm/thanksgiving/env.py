@@ -285,7 +285,6 @@ class ThanksgivingEnv(RealmEnv):
 
     def _use_instance(self, inst: ThanksgivingInstance) -> None:
         self.instance = inst
-        self.yardstick.forget()
         N, M = len(inst.tasks), len(inst.members)
         prec = np.zeros((N, N), dtype=np.int8)
         for a, b in inst.dependencies:

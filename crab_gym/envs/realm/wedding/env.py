@@ -259,7 +259,6 @@ class WeddingEnv(FleetEnv):
         self._item_place = sim.place[: sim.N].copy()
         self._item_times = np.clip(np.array(list(zip(sim.ready, sim.latest)), dtype=np.float32).reshape(sim.N, 2),
                                    0, MAX_MINUTE)
-        self.yardstick.forget()
         self._restart()
 
     def _new_sim(self) -> WeddingSim:

@@ -184,7 +184,6 @@ class ShopEnv(RealmEnv):
     def _use_instance(self, inst: ShopInstance) -> None:
         self.instance = inst
         self.sim = ShopSim(inst)
-        self.yardstick.forget()
         n, K, _ = inst.shape
         proc = np.zeros((n, K), np.float32)
         mach = np.zeros((n, K), np.int64)
